@@ -1,0 +1,83 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config, Role } from './config.ts';
+import { type Database, openDatabase } from './db/database.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import { resolveEncryptionKey } from './encryptionKey.ts';
+import type { HttpContext, TestHooks } from './http/context.ts';
+import { KeyUsageRecorder } from './http/keyUsage.ts';
+import { createMetricsRegistry } from './http/metrics.ts';
+import { buildHttpServer } from './http/server.ts';
+import { createLogger } from './logger.ts';
+
+export interface AppOptions {
+  role?: Role;
+  logger?: Logger;
+  testHooks?: TestHooks;
+}
+
+export interface App {
+  readonly config: Config;
+  readonly database: Database;
+  readonly logger: Logger;
+  /** The HTTP server, for roles api and all. */
+  readonly http: FastifyInstance | undefined;
+  /** Starts listening (and the workers); resolves with the base URL, or undefined for a worker. */
+  start(): Promise<string | undefined>;
+  /** Stops taking requests, finishes in-flight work and closes the database. */
+  stop(): Promise<void>;
+}
+
+/** Builds every part of the service from its configuration; start() and stop() run them in order. */
+export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
+  const role = options.role ?? 'all';
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const database = openDatabase(config.databaseUrl, { poolSize: config.databasePoolSize });
+  try {
+    const applied = await migrateToLatest(database.db, database.dialect);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
+    const encryptionKey = resolveEncryptionKey(config.encryptionKey, database.sqlitePath, logger);
+    const keyUsage = new KeyUsageRecorder(database, logger);
+    const metrics = createMetricsRegistry();
+    const ctx: HttpContext = {
+      config,
+      database,
+      logger,
+      encryptionKey,
+      keyUsage,
+      testHooks: options.testHooks ?? {},
+    };
+    const http = role === 'worker' ? undefined : await buildHttpServer(ctx, metrics);
+
+    return {
+      config,
+      database,
+      logger,
+      http,
+      async start() {
+        keyUsage.start();
+        if (!http) return undefined;
+        return http.listen({ host: config.host, port: config.port });
+      },
+      async stop() {
+        if (http) {
+          // Keep-alive connections go idle as their last response leaves: close them as they do,
+          // and cut any still busy at the deadline so shutdown stays bounded.
+          const sweeper = setInterval(() => http.server.closeIdleConnections(), 50);
+          const deadline = setTimeout(() => http.server.closeAllConnections(), config.shutdownTimeoutMs);
+          await http.close();
+          clearInterval(sweeper);
+          clearTimeout(deadline);
+          logger.debug('http closed');
+        }
+        await keyUsage.stop();
+        logger.debug('key usage flushed');
+        await database.close();
+        logger.debug('database closed');
+      },
+    };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}

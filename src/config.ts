@@ -1,0 +1,157 @@
+import { parseSchedule } from './domain/durations.ts';
+
+export type Role = 'api' | 'worker' | 'all';
+export type ProviderName = 'sandbox' | 'whatsapp';
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly databaseUrl: string;
+  readonly databasePoolSize: number;
+  readonly logLevel: string;
+  readonly bodyLimitBytes: number;
+  readonly trustProxy: boolean;
+  readonly signup: 'open' | 'closed';
+  readonly adminToken: string | undefined;
+  readonly signupRateLimitPerMinute: number;
+  /** Base64 of 32 bytes; undefined means "generate one beside the SQLite file". */
+  readonly encryptionKey: string | undefined;
+  readonly provider: ProviderName;
+  readonly sandbox: {
+    readonly reviewDelayMs: number;
+    readonly deliveryDelayMs: number;
+    readonly readDelayMs: number;
+  };
+  readonly sendRetryScheduleMs: readonly number[];
+  readonly providerMaxMps: number;
+  readonly webhookTimeoutMs: number;
+  readonly webhookRetryScheduleMs: readonly number[];
+  readonly allowPrivateCallbacks: boolean;
+  readonly whatsapp: {
+    readonly graphUrl: string;
+    readonly apiVersion: string;
+    readonly appSecret: string | undefined;
+    readonly verifyToken: string | undefined;
+  };
+  readonly shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = oneOf(env, name, ['true', 'false', '1', '0'], 'false');
+  return raw === 'true' || raw === '1';
+}
+
+function schedule(env: Env, name: string, fallback: string): number[] {
+  try {
+    return parseSchedule(read(env, name) ?? fallback);
+  } catch (error) {
+    throw new ConfigError(`${name}: ${(error as Error).message}`);
+  }
+}
+
+function databaseUrl(env: Env): string {
+  const url = read(env, 'SVC_DATABASE_URL') ?? 'sqlite:./data/svc.db';
+  if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(url)) {
+    throw new ConfigError(
+      `SVC_DATABASE_URL must be sqlite:PATH or postgres://…, got "${url.split('@').pop()}"`,
+    );
+  }
+  return url;
+}
+
+function encryptionKey(env: Env): string | undefined {
+  const raw = read(env, 'SVC_ENCRYPTION_KEY');
+  if (raw !== undefined && Buffer.from(raw, 'base64').length !== 32) {
+    throw new ConfigError('SVC_ENCRYPTION_KEY must be 32 bytes, base64-encoded (openssl rand -base64 32)');
+  }
+  return raw;
+}
+
+function graphUrl(env: Env): string {
+  const raw = read(env, 'SVC_WHATSAPP_GRAPH_URL') ?? 'https://graph.facebook.com';
+  if (!URL.canParse(raw)) throw new ConfigError(`SVC_WHATSAPP_GRAPH_URL must be a URL, got "${raw}"`);
+  return raw.replace(/\/+$/, '');
+}
+
+/** Reads every setting from the environment once; an invalid value names its variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const signup = oneOf(env, 'SVC_SIGNUP', ['open', 'closed'], 'open');
+  const adminToken = read(env, 'SVC_ADMIN_TOKEN');
+  if (signup === 'closed' && (adminToken === undefined || adminToken.length < 16)) {
+    throw new ConfigError('SVC_SIGNUP=closed needs SVC_ADMIN_TOKEN of at least 16 characters');
+  }
+  const config: Config = {
+    host: read(env, 'HOST') ?? '127.0.0.1',
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    databaseUrl: databaseUrl(env),
+    databasePoolSize: integer(env, 'SVC_DATABASE_POOL_SIZE', 10, 1, 1000),
+    logLevel: oneOf(
+      env,
+      'SVC_LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      'info',
+    ),
+    bodyLimitBytes: integer(env, 'SVC_BODY_LIMIT_BYTES', 65536, 1024, 10 * 1024 * 1024),
+    trustProxy: flag(env, 'SVC_TRUST_PROXY'),
+    signup,
+    adminToken,
+    signupRateLimitPerMinute: integer(env, 'SVC_SIGNUP_RATE_LIMIT', 120, 1, 1_000_000),
+    encryptionKey: encryptionKey(env),
+    provider: oneOf(env, 'SVC_PROVIDER', ['sandbox', 'whatsapp'], 'sandbox'),
+    sandbox: {
+      reviewDelayMs: integer(env, 'SVC_SANDBOX_REVIEW_DELAY_MS', 2000, 0, 86_400_000),
+      deliveryDelayMs: integer(env, 'SVC_SANDBOX_DELIVERY_DELAY_MS', 500, 0, 86_400_000),
+      readDelayMs: integer(env, 'SVC_SANDBOX_READ_DELAY_MS', 1000, 0, 86_400_000),
+    },
+    sendRetryScheduleMs: schedule(env, 'SVC_SEND_RETRY_SCHEDULE', '1s,5s,30s,2m,10m,30m,1h,3h,6h,12h'),
+    providerMaxMps: integer(env, 'SVC_PROVIDER_MAX_MPS', 80, 1, 100_000),
+    webhookTimeoutMs: integer(env, 'SVC_WEBHOOK_TIMEOUT_MS', 10_000, 100, 300_000),
+    webhookRetryScheduleMs: schedule(env, 'SVC_WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),
+    allowPrivateCallbacks: flag(env, 'SVC_ALLOW_PRIVATE_CALLBACKS'),
+    whatsapp: {
+      graphUrl: graphUrl(env),
+      apiVersion: read(env, 'SVC_WHATSAPP_API_VERSION') ?? 'v23.0',
+      appSecret: read(env, 'SVC_WHATSAPP_APP_SECRET'),
+      verifyToken: read(env, 'SVC_WHATSAPP_VERIFY_TOKEN'),
+    },
+    shutdownTimeoutMs: integer(env, 'SVC_SHUTDOWN_TIMEOUT_MS', 8000, 100, 60_000),
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const inner of Object.values(value)) {
+    if (inner !== null && typeof inner === 'object') deepFreeze(inner);
+  }
+  return Object.freeze(value);
+}

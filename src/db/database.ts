@@ -1,0 +1,46 @@
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Tables } from './tables.ts';
+import { openSqlite } from './sqlite.ts';
+
+export type DialectName = 'sqlite' | 'postgres';
+export type Db = Kysely<Tables>;
+
+export interface Database {
+  readonly db: Db;
+  readonly dialect: DialectName;
+  /** The SQLite file path, or undefined for PostgreSQL. */
+  readonly sqlitePath: string | undefined;
+  /** The PostgreSQL pool, for LISTEN/NOTIFY; undefined for SQLite. */
+  readonly pool: pg.Pool | undefined;
+  close(): Promise<void>;
+}
+
+// pg returns int8 and numeric as strings; every bigint we store is epoch milliseconds or a
+// counter, well inside 2^53, so one parser here makes both dialects return numbers.
+const INT8_OID = 20;
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8_OID) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+export function sqlitePathOf(url: string): string | undefined {
+  if (!url.startsWith('sqlite:')) return undefined;
+  return url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+}
+
+export function openDatabase(url: string, options: { poolSize: number }): Database {
+  const sqlitePath = sqlitePathOf(url);
+  if (sqlitePath !== undefined) {
+    const sqlite = openSqlite(sqlitePath);
+    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) });
+    return { db, dialect: 'sqlite', sqlitePath, pool: undefined, close: () => db.destroy() };
+  }
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize, types: pgTypes });
+  // An idle client that loses its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', sqlitePath: undefined, pool, close: () => db.destroy() };
+}

@@ -1,0 +1,63 @@
+import { type Kysely, sql } from 'kysely';
+import { Migrator } from 'kysely/migration';
+import type { Db, DialectName } from './database.ts';
+import { migrations } from './migrations/index.ts';
+
+const MIGRATION_TABLE = 'svc_migrations';
+const MIGRATION_LOCK_TABLE = 'svc_migrations_lock';
+
+export class SchemaError extends Error {
+  override name = 'SchemaError';
+}
+
+// Kysely looks for its tables by schema; on PostgreSQL name ours (the search_path's first), or a
+// migration table in another schema of the same database would be taken for ours.
+async function migrator(db: Db, dialect: DialectName): Promise<Migrator> {
+  const schema =
+    dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]!.schema
+      : undefined;
+  return new Migrator({
+    db: db as Kysely<unknown>,
+    migrationTableSchema: schema,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: MIGRATION_LOCK_TABLE,
+  });
+}
+
+/** Names of the migrations this database has run, or [] for a fresh database. */
+async function appliedMigrations(db: Db): Promise<string[]> {
+  try {
+    const rows = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
+    return rows.rows.map((row) => row.name);
+  } catch {
+    return []; // no migration table yet
+  }
+}
+
+function unknownMigrations(applied: string[]): string[] {
+  return applied.filter((name) => !(name in migrations));
+}
+
+/** Brings the schema up to date; refuses a database that newer code has migrated. */
+export async function migrateToLatest(db: Db, dialect: DialectName): Promise<string[]> {
+  const unknown = unknownMigrations(await appliedMigrations(db));
+  if (unknown.length > 0) {
+    throw new SchemaError(
+      `the database schema is newer than this version of svc (it has ${unknown.join(', ')}); run a newer svc`,
+    );
+  }
+  const { error, results } = await (await migrator(db, dialect)).migrateToLatest();
+  if (error) throw error;
+  return (results ?? [])
+    .filter((result) => result.status === 'Success')
+    .map((result) => result.migrationName);
+}
+
+/** True when the database has run exactly the migrations this code knows. */
+export async function isSchemaCurrent(db: Db): Promise<boolean> {
+  const applied = await appliedMigrations(db);
+  const known = Object.keys(migrations);
+  return applied.length === known.length && known.every((name) => applied.includes(name));
+}

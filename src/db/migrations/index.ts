@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely/migration';
+import * as m0001 from './0001_projects_and_api_keys.ts';
+
+/** Every migration, in order. Names sort in the order they must run. */
+export const migrations: Record<string, Migration> = {
+  '0001_projects_and_api_keys': m0001,
+};

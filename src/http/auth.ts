@@ -1,0 +1,63 @@
+import type { FastifyRequest } from 'fastify';
+import { hashApiKey, isWellFormedApiKey } from '../domain/apiKeys.ts';
+import { findApiKeyByHash, isApiKeyActive } from '../db/apiKeys.ts';
+import type { Db } from '../db/database.ts';
+import type { HttpContext } from './context.ts';
+import { ApiError } from './errors.ts';
+
+export interface Auth {
+  readonly keyId: string;
+  readonly projectId: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the authentication hook on every authenticated route. */
+    auth: Auth;
+  }
+}
+
+export function unauthorized(
+  detail = 'Send a valid API key as "Authorization: Bearer svc_live_…".',
+): ApiError {
+  return new ApiError('unauthorized', detail);
+}
+
+/** The bearer token of a request, or undefined when there is none in the expected form. */
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (header === undefined) return undefined;
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  return match?.[1];
+}
+
+/** The onRequest hook of every authenticated route: one indexed lookup by the key's hash. */
+export function authenticate(ctx: HttpContext) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const token = bearerToken(request);
+    if (token === undefined || !isWellFormedApiKey(token)) throw unauthorized();
+    const key = await findApiKeyByHash(ctx.database.db, hashApiKey(token));
+    if (key === undefined || key.revoked_at !== null)
+      throw unauthorized('The API key is unknown or revoked.');
+    request.auth = { keyId: key.id, projectId: key.project_id };
+    ctx.keyUsage.note(key.id);
+  };
+}
+
+/**
+ * Runs an authenticated write in one transaction that first re-checks the request's key, so a
+ * write racing its key's revocation either commits before the revocation or is refused with 401.
+ */
+export async function authorizedWrite<T>(
+  ctx: HttpContext,
+  request: FastifyRequest,
+  work: (trx: Db) => Promise<T>,
+): Promise<T> {
+  await ctx.testHooks.beforeAuthorizedWrite?.(request.routeOptions.url ?? request.url);
+  return ctx.database.db.transaction().execute(async (trx) => {
+    if (!(await isApiKeyActive(trx, ctx.database.dialect, request.auth.keyId))) {
+      throw unauthorized('The API key was revoked.');
+    }
+    return work(trx);
+  });
+}

@@ -1,0 +1,20 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { KeyUsageRecorder } from './keyUsage.ts';
+
+/** Seams for tests that must stop a request at an exact point; never set in production. */
+export interface TestHooks {
+  /** Runs after authentication, just before an authenticated write opens its transaction. */
+  beforeAuthorizedWrite?: (route: string) => Promise<void>;
+}
+
+/** What the HTTP layer needs from the rest of the service. */
+export interface HttpContext {
+  readonly config: Config;
+  readonly database: Database;
+  readonly logger: Logger;
+  readonly encryptionKey: Buffer;
+  readonly keyUsage: KeyUsageRecorder;
+  readonly testHooks: TestHooks;
+}

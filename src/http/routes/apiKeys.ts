@@ -1,0 +1,134 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { generateApiKey, hashApiKey, visiblePrefix } from '../../domain/apiKeys.ts';
+import { newId } from '../../domain/ids.ts';
+import {
+  type ApiKeyRow,
+  findApiKey,
+  insertApiKey,
+  listActiveApiKeys,
+  revokeApiKey,
+} from '../../db/apiKeys.ts';
+import { authenticate, authorizedWrite } from '../auth.ts';
+import type { HttpContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { BEARER, errorResponses, iso, isoOrNull, Timestamp } from '../schemas.ts';
+
+const ApiKeyView = Type.Object({
+  id: Type.String({ examples: ['key_01jd2k3m4n5p6q7r8s9t0v1w2x'] }),
+  name: Type.String(),
+  prefix: Type.String({ description: 'The first 12 characters of the key, to recognise it.' }),
+  createdAt: Timestamp,
+  lastUsedAt: Type.Union([Timestamp, Type.Null()], { description: 'May lag by up to a minute.' }),
+});
+
+const CreatedApiKey = Type.Object({
+  ...ApiKeyView.properties,
+  key: Type.String({ description: 'The key value. Shown once; it cannot be read back.' }),
+  apiKey: Type.String({ description: 'The same value as key.' }),
+});
+
+const RevokedApiKey = Type.Object({ ...ApiKeyView.properties, revokedAt: Timestamp });
+
+function apiKeyView(row: ApiKeyRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    createdAt: iso(row.created_at),
+    lastUsedAt: isoOrNull(row.last_used_at),
+  };
+}
+
+const KeyIdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
+
+export async function apiKeyRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  app.addHook('onRequest', authenticate(ctx));
+
+  api.post(
+    '/v1/api-keys',
+    {
+      schema: {
+        tags: ['API keys'],
+        summary: 'Create another API key for the project',
+        security: BEARER,
+        body: Type.Object(
+          {
+            name: Type.String({
+              minLength: 1,
+              maxLength: 100,
+              pattern: '\\S',
+              description: 'A label, e.g. "production".',
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: CreatedApiKey, ...errorResponses('validation_failed', 'invalid_json') },
+      },
+    },
+    async (request) => {
+      const now = Date.now();
+      const value = generateApiKey();
+      const row: ApiKeyRow = {
+        id: newId('key', now),
+        project_id: request.auth.projectId,
+        name: request.body.name,
+        prefix: visiblePrefix(value),
+        key_hash: hashApiKey(value),
+        created_at: now,
+        last_used_at: null,
+        revoked_at: null,
+      };
+      await authorizedWrite(ctx, request, (trx) => insertApiKey(trx, row));
+      return { ...apiKeyView(row), key: value, apiKey: value };
+    },
+  );
+
+  api.get(
+    '/v1/api-keys',
+    {
+      schema: {
+        tags: ['API keys'],
+        summary: 'List the active API keys of the project',
+        description: 'Key values are never shown again; `prefix` helps tell keys apart.',
+        security: BEARER,
+        response: { 200: Type.Array(ApiKeyView), ...errorResponses() },
+      },
+    },
+    async (request) => (await listActiveApiKeys(ctx.database.db, request.auth.projectId)).map(apiKeyView),
+  );
+
+  api.delete(
+    '/v1/api-keys/:id',
+    {
+      schema: {
+        tags: ['API keys'],
+        summary: 'Revoke an API key',
+        description:
+          'Takes effect at once, for requests in flight too. The last active key cannot be revoked (409).',
+        security: BEARER,
+        params: KeyIdParams,
+        response: { 200: RevokedApiKey, ...errorResponses('not_found', 'last_active_key') },
+      },
+    },
+    async (request) => {
+      const now = Date.now();
+      const { projectId } = request.auth;
+      const row = await authorizedWrite(ctx, request, async (trx) => {
+        const outcome = await revokeApiKey(trx, ctx.database.dialect, projectId, request.params.id, now);
+        if (outcome === 'not_found')
+          throw new ApiError('not_found', 'No active API key of this project has that id.');
+        if (outcome === 'last_active_key') {
+          throw new ApiError(
+            'last_active_key',
+            'This is the project’s only active key; create another first.',
+          );
+        }
+        return findApiKey(trx, projectId, request.params.id);
+      });
+      return { ...apiKeyView(row!), revokedAt: iso(row!.revoked_at!) };
+    },
+  );
+}

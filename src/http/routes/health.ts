@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import type { Registry } from 'prom-client';
+import { Type } from 'typebox';
+import { isSchemaCurrent } from '../../db/migrate.ts';
+import type { HttpContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { errorResponses } from '../schemas.ts';
+
+const Status = Type.Object({ status: Type.String() });
+
+export async function healthRoutes(app: FastifyInstance, ctx: HttpContext, metrics: Registry): Promise<void> {
+  app.get(
+    '/healthz',
+    { schema: { tags: ['Operations'], summary: 'Liveness: the process answers', response: { 200: Status } } },
+    async () => ({ status: 'ok' }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['Operations'],
+        summary: 'Readiness: the database answers and its schema is current',
+        response: { 200: Status, ...errorResponses('unavailable') },
+      },
+    },
+    async () => {
+      try {
+        await sql`select 1`.execute(ctx.database.db);
+      } catch {
+        throw new ApiError('unavailable', 'The database does not answer.');
+      }
+      if (!(await isSchemaCurrent(ctx.database.db))) {
+        throw new ApiError('unavailable', 'The database schema is not the one this code expects.');
+      }
+      return { status: 'ready' };
+    },
+  );
+
+  app.get(
+    '/metrics',
+    { schema: { tags: ['Operations'], summary: 'Prometheus metrics', produces: ['text/plain'] } },
+    async (_request, reply) => {
+      reply.type(metrics.contentType);
+      return metrics.metrics();
+    },
+  );
+}

@@ -1,0 +1,129 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import swagger from '@fastify/swagger';
+import scalar from '@scalar/fastify-api-reference';
+import FindMyWay, { type HTTPVersion } from 'find-my-way';
+import type { Registry } from 'prom-client';
+import type { HttpContext } from './context.ts';
+import { errorHandler, sendProblem } from './errorHandler.ts';
+import { ApiError } from './errors.ts';
+import { instrumentHttp } from './metrics.ts';
+import { apiKeyRoutes } from './routes/apiKeys.ts';
+import { healthRoutes } from './routes/health.ts';
+import { projectRoutes } from './routes/projects.ts';
+import { createValidatorCompiler } from './validation.ts';
+import { randomBytes } from 'node:crypto';
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function requestIdOf(header: string | string[] | undefined): string {
+  if (typeof header === 'string' && SANE_REQUEST_ID.test(header)) return header;
+  return 'req_' + randomBytes(12).toString('base64url');
+}
+
+/**
+ * Answers 405 (with Allow) for a path that exists under other methods: Fastify alone says 404.
+ * A second router holds every route's path so the not-found handler can ask.
+ */
+function trackRoutesForMethodNotAllowed(app: FastifyInstance) {
+  const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: false });
+  const methodsByPath = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (method === 'HEAD') continue;
+      let known = methodsByPath.get(route.url);
+      if (!known) {
+        known = new Set();
+        methodsByPath.set(route.url, known);
+        router.on('GET', route.url, () => {}, { path: route.url });
+      }
+      known.add(method);
+    }
+  });
+  return (method: string, url: string): string[] | undefined => {
+    const path = url.split('?')[0]!;
+    const found = router.find('GET', path);
+    if (!found) return undefined;
+    const allowed = methodsByPath.get((found.store as { path: string }).path);
+    return allowed && !allowed.has(method) ? [...allowed] : undefined;
+  };
+}
+
+export async function buildHttpServer(ctx: HttpContext, metrics: Registry): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.logger as FastifyBaseLogger,
+    bodyLimit: ctx.config.bodyLimitBytes,
+    trustProxy: ctx.config.trustProxy,
+    requestIdHeader: false,
+    genReqId: (request) => requestIdOf(request.headers['x-request-id']),
+    // One line per request, written by our onResponse hook.
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
+  });
+
+  // Only JSON bodies: drop Fastify's text/plain parser so anything else is 415.
+  app.removeContentTypeParser('text/plain');
+  app.setValidatorCompiler(createValidatorCompiler());
+  app.setErrorHandler(errorHandler);
+  const allowedMethods = trackRoutesForMethodNotAllowed(app);
+  app.setNotFoundHandler((request, reply) => {
+    const allowed = allowedMethods(request.method, request.url);
+    if (allowed) {
+      return sendProblem(
+        reply,
+        new ApiError(
+          'method_not_allowed',
+          `${request.method} is not allowed here; use ${allowed.join(', ')}.`,
+          {
+            headers: { allow: allowed.join(', ') },
+          },
+        ),
+      );
+    }
+    return sendProblem(
+      reply,
+      new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`),
+    );
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.routeOptions.url ?? 'unmatched',
+        status: reply.statusCode,
+        ms: reply.elapsedTime,
+      },
+      'request completed',
+    );
+  });
+  instrumentHttp(app, metrics);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'svc',
+        version: '1.0.0',
+        description: 'Outbound business messaging through provider-approved templates.',
+      },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'svc_live_…' } },
+      },
+    },
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(scalar, {
+    routePrefix: '/docs',
+    configuration: { url: '/openapi.json', title: 'svc API' },
+  });
+
+  await app.register(async (scope) => healthRoutes(scope, ctx, metrics));
+  await app.register(async (scope) => projectRoutes(scope, ctx));
+  await app.register(async (scope) => apiKeyRoutes(scope, ctx));
+  return app;
+}

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+describe('config', () => {
+  it('has working defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.port, 8080);
+    assert.equal(config.databaseUrl, 'sqlite:./data/svc.db');
+    assert.equal(config.provider, 'sandbox');
+    assert.equal(config.bodyLimitBytes, 65536);
+    assert.deepEqual(config.sendRetryScheduleMs.slice(0, 3), [1000, 5000, 30_000]);
+    assert.equal(config.sendRetryScheduleMs.length, 10);
+    assert.deepEqual(
+      config.webhookRetryScheduleMs,
+      [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+    );
+    assert.equal(config.providerMaxMps, 80);
+    assert.equal(config.webhookTimeoutMs, 10_000);
+    assert.equal(config.allowPrivateCallbacks, false);
+    assert.ok(Object.isFrozen(config) && Object.isFrozen(config.sandbox));
+  });
+
+  it('reads every setting', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      SVC_SEND_RETRY_SCHEDULE: '100ms, 5s,2m,1h',
+      SVC_ALLOW_PRIVATE_CALLBACKS: 'true',
+      SVC_PROVIDER: 'whatsapp',
+      SVC_DATABASE_URL: 'postgres://u@h/db',
+    });
+    assert.equal(config.port, 9000);
+    assert.deepEqual(config.sendRetryScheduleMs, [100, 5000, 120_000, 3_600_000]);
+    assert.equal(config.allowPrivateCallbacks, true);
+    assert.equal(config.provider, 'whatsapp');
+  });
+
+  it('names the variable of an invalid value', () => {
+    const bad: Record<string, string>[] = [
+      { PORT: 'eighty' },
+      { PORT: '70000' },
+      { SVC_PROVIDER: 'carrier-pigeon' },
+      { SVC_SEND_RETRY_SCHEDULE: '1s,soon' },
+      { SVC_DATABASE_URL: 'mysql://x' },
+      { SVC_ENCRYPTION_KEY: 'c2hvcnQ=' },
+      { SVC_ALLOW_PRIVATE_CALLBACKS: 'yes' },
+      { SVC_SIGNUP: 'closed' },
+      { SVC_PROVIDER_MAX_MPS: '0' },
+    ];
+    for (const env of bad) {
+      const name = Object.keys(env)[0]!;
+      assert.throws(
+        () => loadConfig(env),
+        (error: Error) => error instanceof ConfigError && error.message.includes(name),
+        name,
+      );
+    }
+  });
+});

@@ -1,0 +1,52 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+export type DatabaseKind = 'sqlite' | 'postgres';
+
+/** SQLite always; PostgreSQL too when SVC_TEST_POSTGRES_URL is set (CI always sets it). */
+export function databaseKinds(): DatabaseKind[] {
+  return process.env.SVC_TEST_POSTGRES_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+}
+
+export interface TestDatabase {
+  readonly kind: DatabaseKind;
+  readonly url: string;
+  /** For PostgreSQL, the schema that isolates this database; for SQLite, the folder. */
+  readonly place: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty database: a new SQLite file, or a new PostgreSQL schema. */
+export async function createTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
+  if (kind === 'sqlite') {
+    const folder = mkdtempSync(join(tmpdir(), 'svc-test-'));
+    return {
+      kind,
+      url: `sqlite:${join(folder, 'svc.db')}`,
+      place: folder,
+      drop: async () => rmSync(folder, { recursive: true, force: true }),
+    };
+  }
+  const base = process.env.SVC_TEST_POSTGRES_URL!;
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  await client.query(`create schema ${schema}`);
+  await client.end();
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    kind,
+    url: url.toString(),
+    place: schema,
+    drop: async () => {
+      const admin = new pg.Client({ connectionString: base });
+      await admin.connect();
+      await admin.query(`drop schema if exists ${schema} cascade`);
+      await admin.end();
+    },
+  };
+}

@@ -1,0 +1,67 @@
+import { createApp, type App } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { TestHooks } from '../../src/http/context.ts';
+import { createTestDatabase, type DatabaseKind, type TestDatabase } from './databases.ts';
+import { call, type CallOptions, type Reply } from './http.ts';
+
+export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+
+export interface TestServer {
+  readonly url: string;
+  readonly app: App;
+  readonly database: TestDatabase;
+  call(method: string, path: string, options?: CallOptions): Promise<Reply>;
+  /** Creates a project; returns its id, its first key and the whole reply body. */
+  createProject(name?: string): Promise<{ projectId: string; key: string; keyId: string; body: any }>;
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  env?: Record<string, string>;
+  testHooks?: TestHooks;
+  /** Reuse this database instead of a fresh one (restarts). */
+  database?: TestDatabase;
+}
+
+/** The real service on a random loopback port, over a fresh database of the given kind. */
+export async function startTestServer(
+  kind: DatabaseKind,
+  options: TestServerOptions = {},
+): Promise<TestServer> {
+  const database = options.database ?? (await createTestDatabase(kind));
+  const config = loadConfig({
+    SVC_LOG_LEVEL: 'silent',
+    SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    SVC_ALLOW_PRIVATE_CALLBACKS: 'true',
+    SVC_SIGNUP_RATE_LIMIT: '100000',
+    ...options.env,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    SVC_DATABASE_URL: database.url,
+  });
+  const app = await createApp(config, { testHooks: options.testHooks });
+  const url = (await app.start())!;
+  const server: TestServer = {
+    url,
+    app,
+    database,
+    call: (method, path, callOptions) => call(url, method, path, callOptions),
+    async createProject(name = 'Acme') {
+      const reply = await call(url, 'POST', '/v1/projects', {
+        body: { name, ownerEmail: 'owner@example.com' },
+      });
+      if (reply.status !== 200) throw new Error(`project creation failed: ${reply.status} ${reply.text}`);
+      return {
+        projectId: reply.body.projectId,
+        key: reply.body.apiKey,
+        keyId: reply.body.apiKeyId,
+        body: reply.body,
+      };
+    },
+    async close() {
+      await app.stop();
+      if (!options.database) await database.drop();
+    },
+  };
+  return server;
+}
