@@ -9,6 +9,11 @@ import { KeyUsageRecorder } from './http/keyUsage.ts';
 import { createMetricsRegistry } from './http/metrics.ts';
 import { buildHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
+import { createProvider } from './providers/index.ts';
+import type { Provider } from './providers/provider.ts';
+import { createWorkers } from './workers/index.ts';
+import { Notifier } from './workers/notifier.ts';
+import { createProviderInbound } from './workers/providerReports.ts';
 
 export interface AppOptions {
   role?: Role;
@@ -20,9 +25,10 @@ export interface App {
   readonly config: Config;
   readonly database: Database;
   readonly logger: Logger;
+  readonly provider: Provider;
   /** The HTTP server, for roles api and all. */
   readonly http: FastifyInstance | undefined;
-  /** Starts listening (and the workers); resolves with the base URL, or undefined for a worker. */
+  /** Starts listening and the workers; resolves with the base URL, or undefined for a worker. */
   start(): Promise<string | undefined>;
   /** Stops taking requests, finishes in-flight work and closes the database. */
   stop(): Promise<void>;
@@ -37,25 +43,42 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const applied = await migrateToLatest(database.db, database.dialect);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
     const encryptionKey = resolveEncryptionKey(config.encryptionKey, database.sqlitePath, logger);
-    const keyUsage = new KeyUsageRecorder(database, logger);
     const metrics = createMetricsRegistry();
+    const notifier = new Notifier(database, logger);
+    const provider = createProvider(config, database, notifier, logger);
+    const inbound = createProviderInbound({ database, notifier, logger });
+    const keyUsage = new KeyUsageRecorder(database, logger);
     const ctx: HttpContext = {
       config,
       database,
       logger,
+      metrics,
       encryptionKey,
       keyUsage,
+      provider,
+      inbound,
+      notifier,
       testHooks: options.testHooks ?? {},
     };
-    const http = role === 'worker' ? undefined : await buildHttpServer(ctx, metrics);
+    const http = role === 'worker' ? undefined : await buildHttpServer(ctx);
+    const runsWorkers = role !== 'api';
+    const workers = runsWorkers
+      ? createWorkers({ config, database, logger, metrics, provider, notifier, encryptionKey })
+      : [];
 
     return {
       config,
       database,
       logger,
+      provider,
       http,
       async start() {
         keyUsage.start();
+        await notifier.listen();
+        if (runsWorkers) {
+          provider.start(inbound);
+          for (const worker of workers) worker.start();
+        }
         if (!http) return undefined;
         return http.listen({ host: config.host, port: config.port });
       },
@@ -68,12 +91,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           await http.close();
           clearInterval(sweeper);
           clearTimeout(deadline);
-          logger.debug('http closed');
         }
+        await Promise.all(workers.map((worker) => worker.stop()));
+        await provider.stop();
+        await notifier.close();
         await keyUsage.stop();
-        logger.debug('key usage flushed');
         await database.close();
-        logger.debug('database closed');
       },
     };
   } catch (error) {

@@ -27,7 +27,160 @@ export interface ApiKeysTable {
   revoked_at: number | null;
 }
 
+export type TemplateStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
+export type MessageStatus = 'QUEUED' | 'SENT' | 'DELIVERED' | 'READ' | 'FAILED';
+
+export interface TemplatesTable {
+  id: string;
+  project_id: string;
+  name: string;
+  language: string;
+  category: string;
+  status: TemplateStatus;
+  /** JSON: the components exactly as submitted. */
+  components: string;
+  rejection_reason: string | null;
+  provider_template_id: string | null;
+  /** When the review worker should next ask the provider about a PENDING template. */
+  review_due_at: number | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TemplateStatusEventsTable {
+  id: string;
+  template_id: string;
+  project_id: string;
+  from_status: TemplateStatus | null;
+  to_status: TemplateStatus;
+  reason: string | null;
+  occurred_at: number;
+}
+
+export interface MessagesTable {
+  id: string;
+  project_id: string;
+  recipient: string;
+  template_id: string;
+  template_name: string;
+  language: string;
+  category: string;
+  /** JSON object of BODY variables ("1" → value). */
+  variables: string;
+  /** JSON object of HEADER variables, or null. */
+  header_variables: string | null;
+  /** JSON { header?, body, footer? }: the text the recipient reads. */
+  rendered: string;
+  status: MessageStatus;
+  /** Submissions to the provider so far. */
+  attempts: number;
+  /** When the dispatcher should next submit a QUEUED message; null once it is not queued. */
+  due_at: number | null;
+  lease_expires_at: number | null;
+  provider_message_id: string | null;
+  /** JSON { code, title, message } when FAILED. */
+  error: string | null;
+  queued_at: number;
+  sent_at: number | null;
+  delivered_at: number | null;
+  read_at: number | null;
+  failed_at: number | null;
+  updated_at: number;
+}
+
+export interface MessageEventsTable {
+  id: string;
+  message_id: string;
+  project_id: string;
+  status: MessageStatus;
+  occurred_at: number;
+  /** JSON { code, title, message } for FAILED. */
+  error: string | null;
+  created_at: number;
+}
+
+export interface IdempotencyKeysTable {
+  project_id: string;
+  key: string;
+  request_hash: string;
+  message_id: string;
+  response_status: number;
+  response_body: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  /** A UUID: X-Service-Delivery and webhook-id, the same on every attempt. */
+  id: string;
+  project_id: string;
+  event_id: string;
+  message_id: string;
+  event: string;
+  /** The callback URL when the delivery was made; re-read until the first attempt. */
+  url: string;
+  /** The JSON body, fixed at creation so every attempt sends the same bytes. */
+  payload: string;
+  status: WebhookDeliveryStatus;
+  attempt_count: number;
+  due_at: number | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempt: number;
+  at: number;
+  url: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  /** The first 1 KiB of the receiver's answer. */
+  response_body: string | null;
+}
+
+export interface SandboxSubmissionsTable {
+  id: string;
+  message_id: string;
+  provider_message_id: string | null;
+  recipient: string;
+  /** accepted | transient | permanent */
+  outcome: string;
+  submitted_at: number;
+}
+
+export interface SandboxReportsTable {
+  id: string;
+  provider_message_id: string;
+  status: MessageStatus;
+  error: string | null;
+  due_at: number;
+  lease_expires_at: number | null;
+}
+
+export interface SendRateWindowsTable {
+  phone_number_id: string;
+  window_start: number;
+  count: number;
+}
+
 export interface Tables {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
+  templates: TemplatesTable;
+  template_status_events: TemplateStatusEventsTable;
+  messages: MessagesTable;
+  message_events: MessageEventsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  sandbox_submissions: SandboxSubmissionsTable;
+  sandbox_reports: SandboxReportsTable;
+  send_rate_windows: SendRateWindowsTable;
 }

@@ -2,7 +2,6 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
-import type { Registry } from 'prom-client';
 import type { HttpContext } from './context.ts';
 import { errorHandler, sendProblem } from './errorHandler.ts';
 import { ApiError } from './errors.ts';
@@ -49,7 +48,7 @@ function trackRoutesForMethodNotAllowed(app: FastifyInstance) {
   };
 }
 
-export async function buildHttpServer(ctx: HttpContext, metrics: Registry): Promise<FastifyInstance> {
+export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
     bodyLimit: ctx.config.bodyLimitBytes,
@@ -101,7 +100,7 @@ export async function buildHttpServer(ctx: HttpContext, metrics: Registry): Prom
       'request completed',
     );
   });
-  instrumentHttp(app, metrics);
+  instrumentHttp(app, ctx.metrics);
 
   await app.register(swagger, {
     openapi: {
@@ -122,7 +121,7 @@ export async function buildHttpServer(ctx: HttpContext, metrics: Registry): Prom
     configuration: { url: '/openapi.json', title: 'svc API' },
   });
 
-  await app.register(async (scope) => healthRoutes(scope, ctx, metrics));
+  await app.register(async (scope) => healthRoutes(scope, ctx));
   await app.register(async (scope) => projectRoutes(scope, ctx));
   await app.register(async (scope) => apiKeyRoutes(scope, ctx));
   return app;

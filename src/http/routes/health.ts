@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import type { Registry } from 'prom-client';
 import { Type } from 'typebox';
 import { isSchemaCurrent } from '../../db/migrate.ts';
 import type { HttpContext } from '../context.ts';
@@ -9,7 +8,7 @@ import { errorResponses } from '../schemas.ts';
 
 const Status = Type.Object({ status: Type.String() });
 
-export async function healthRoutes(app: FastifyInstance, ctx: HttpContext, metrics: Registry): Promise<void> {
+export async function healthRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   app.get(
     '/healthz',
     { schema: { tags: ['Operations'], summary: 'Liveness: the process answers', response: { 200: Status } } },
@@ -42,8 +41,8 @@ export async function healthRoutes(app: FastifyInstance, ctx: HttpContext, metri
     '/metrics',
     { schema: { tags: ['Operations'], summary: 'Prometheus metrics', produces: ['text/plain'] } },
     async (_request, reply) => {
-      reply.type(metrics.contentType);
-      return metrics.metrics();
+      reply.type(ctx.metrics.contentType);
+      return ctx.metrics.metrics();
     },
   );
 }

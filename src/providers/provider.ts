@@ -1,0 +1,95 @@
+// The seam between svc and a messaging provider (the sandbox, or the WhatsApp Cloud API).
+//
+// Glossary
+// - submission: one attempt to hand a message (or a template) to the provider.
+// - outcome:    what the provider answered to a submission: accepted, or a transient or a
+//               permanent failure.
+// - report:     the provider telling us, later, that a template was reviewed or a message's
+//               status changed. Every report enters svc through one function, ProviderInbound.
+
+import type { MessageStatus, TemplateStatus } from '../db/tables.ts';
+
+export interface ProviderError {
+  /** The provider's error code, as a string (e.g. "131026"). */
+  code: string;
+  title: string;
+  message: string;
+}
+
+export interface ProviderCredentials {
+  phoneNumberId: string;
+  accessToken: string;
+}
+
+export interface TemplateComponent {
+  type: 'HEADER' | 'BODY' | 'FOOTER';
+  format?: 'TEXT';
+  text: string;
+}
+
+export interface TemplateSubmission {
+  templateId: string;
+  projectId: string;
+  name: string;
+  language: string;
+  category: string;
+  components: TemplateComponent[];
+  /** Absent when the project has not saved credentials yet. */
+  credentials: ProviderCredentials | undefined;
+}
+
+export type TemplateCheck =
+  | { status: 'PENDING'; checkAgainAfterMs: number }
+  | { status: 'APPROVED' }
+  | { status: 'REJECTED'; reason: string };
+
+export interface MessageSubmission {
+  messageId: string;
+  projectId: string;
+  /** E.164 with the leading +. */
+  to: string;
+  templateName: string;
+  language: string;
+  /** Values for the BODY placeholders {{1}}…{{n}}, in order. */
+  bodyParameters: string[];
+  /** Values for the HEADER placeholder, if it has one. */
+  headerParameters: string[];
+  credentials: ProviderCredentials;
+}
+
+export type SendOutcome =
+  | { kind: 'accepted'; providerMessageId: string }
+  | { kind: 'transient'; error: ProviderError; retryAfterMs?: number }
+  | { kind: 'permanent'; error: ProviderError };
+
+export type ProviderReport =
+  | {
+      kind: 'template';
+      templateId: string;
+      status: Exclude<TemplateStatus, 'PENDING'>;
+      reason?: string;
+      occurredAt: number;
+    }
+  | {
+      kind: 'message';
+      providerMessageId: string;
+      status: Exclude<MessageStatus, 'QUEUED'>;
+      occurredAt: number;
+      error?: ProviderError;
+    };
+
+/** svc's one entry point for everything a provider reports. */
+export type ProviderInbound = (report: ProviderReport) => Promise<void>;
+
+export interface Provider {
+  readonly name: 'sandbox' | 'whatsapp';
+  /** Hands a new template to the provider for review; returns its id there, if any. */
+  submitTemplate(template: TemplateSubmission): Promise<{ providerTemplateId: string | null; checkAfterMs: number }>;
+  /** Asks how the review of a PENDING template stands (called when review_due_at passes). */
+  checkTemplate(template: TemplateSubmission & { providerTemplateId: string | null }): Promise<TemplateCheck>;
+  /** Submits one message. Never throws for provider answers: they are outcomes. */
+  sendMessage(message: MessageSubmission): Promise<SendOutcome>;
+  /** Starts reporting (the sandbox's timers); reports go to `inbound`. Worker processes only. */
+  start(inbound: ProviderInbound): void;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,154 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.ts';
+import { claimDue, nextDueAt } from '../../db/claims.ts';
+import type { Database } from '../../db/database.ts';
+import type { MessageStatus } from '../../db/tables.ts';
+import { newId } from '../../domain/ids.ts';
+import { WorkerLoop } from '../../workers/loop.ts';
+import type { Notifier } from '../../workers/notifier.ts';
+import type {
+  MessageSubmission,
+  Provider,
+  ProviderError,
+  ProviderInbound,
+  SendOutcome,
+  TemplateCheck,
+  TemplateSubmission,
+} from '../provider.ts';
+import { MAGIC, TEMPORARILY_UNAVAILABLE, UNDELIVERABLE } from './magicRecipients.ts';
+import { sandboxReview } from './reviewRules.ts';
+
+const REPORT_BATCH = 200;
+const REPORT_LEASE_MS = 30_000;
+
+interface PlannedReport {
+  status: Exclude<MessageStatus, 'QUEUED' | 'SENT'>;
+  afterMs: number;
+  error?: ProviderError;
+}
+
+/**
+ * A simulated messaging network that reaches no network. It keeps its own records in the
+ * database — every submission it received and every status report it has yet to make — so its
+ * behaviour survives a restart like a real provider's would.
+ */
+export class SandboxProvider implements Provider {
+  readonly name = 'sandbox';
+  readonly #settings: Config['sandbox'];
+  readonly #database: Database;
+  readonly #notifier: Notifier;
+  readonly #logger: Logger;
+  #reports: WorkerLoop | undefined;
+
+  constructor(settings: Config['sandbox'], database: Database, notifier: Notifier, logger: Logger) {
+    this.#settings = settings;
+    this.#database = database;
+    this.#notifier = notifier;
+    this.#logger = logger;
+  }
+
+  async submitTemplate(_template: TemplateSubmission) {
+    return { providerTemplateId: null, checkAfterMs: this.#settings.reviewDelayMs };
+  }
+
+  async checkTemplate(template: TemplateSubmission): Promise<TemplateCheck> {
+    return sandboxReview(template);
+  }
+
+  async sendMessage(message: MessageSubmission): Promise<SendOutcome> {
+    const { db } = this.#database;
+    const now = Date.now();
+    const earlier = await db
+      .selectFrom('sandbox_submissions')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('message_id', '=', message.messageId)
+      .executeTakeFirstOrThrow();
+    const outcome = this.#decide(message.to, Number(earlier.count));
+    const providerMessageId = outcome.kind === 'accepted' ? outcome.providerMessageId : null;
+    await db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('sandbox_submissions')
+        .values({
+          id: newId('att', now),
+          message_id: message.messageId,
+          provider_message_id: providerMessageId,
+          recipient: message.to,
+          outcome: outcome.kind,
+          submitted_at: now,
+        })
+        .execute();
+      if (providerMessageId === null) return;
+      const planned = this.#plan(message.to);
+      if (planned.length > 0) {
+        await trx
+          .insertInto('sandbox_reports')
+          .values(
+            planned.map((report) => ({
+              id: newId('att', now),
+              provider_message_id: providerMessageId,
+              status: report.status,
+              error: report.error ? JSON.stringify(report.error) : null,
+              due_at: now + report.afterMs,
+              lease_expires_at: null,
+            })),
+          )
+          .execute();
+        await this.#notifier.notifyInTransaction(trx, 'sandbox');
+      }
+    });
+    this.#notifier.wakeLocal('sandbox');
+    return outcome;
+  }
+
+  start(inbound: ProviderInbound): void {
+    const { db, dialect } = this.#database;
+    this.#reports = new WorkerLoop(
+      {
+        name: 'sandbox-reports',
+        runOnce: async (now) => {
+          const due = await claimDue(db, dialect, 'sandbox_reports', {
+            now,
+            limit: REPORT_BATCH,
+            leaseMs: REPORT_LEASE_MS,
+          });
+          for (const report of due) {
+            await inbound({
+              kind: 'message',
+              providerMessageId: report.provider_message_id,
+              status: report.status as Exclude<MessageStatus, 'QUEUED'>,
+              occurredAt: report.due_at,
+              ...(report.error !== null && { error: JSON.parse(report.error) as ProviderError }),
+            });
+            await db.deleteFrom('sandbox_reports').where('id', '=', report.id).execute();
+          }
+          return { handled: due.length, nextDueAt: await nextDueAt(db, 'sandbox_reports') };
+        },
+      },
+      this.#logger,
+    );
+    this.#notifier.on('sandbox', () => this.#reports?.wake());
+    this.#reports.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.#reports?.stop();
+  }
+
+  #decide(to: string, earlierSubmissions: number): SendOutcome {
+    if (to === MAGIC.alwaysTransient || (to === MAGIC.flakyTwice && earlierSubmissions < 2)) {
+      return { kind: 'transient', error: TEMPORARILY_UNAVAILABLE };
+    }
+    return { kind: 'accepted', providerMessageId: `wamid.sandbox.${randomBytes(12).toString('hex')}` };
+  }
+
+  #plan(to: string): PlannedReport[] {
+    const { deliveryDelayMs, readDelayMs } = this.#settings;
+    if (to === MAGIC.undeliverable) return [{ status: 'FAILED', afterMs: deliveryDelayMs, error: UNDELIVERABLE }];
+    if (to === MAGIC.neverRead) return [{ status: 'DELIVERED', afterMs: deliveryDelayMs }];
+    return [
+      { status: 'DELIVERED', afterMs: deliveryDelayMs },
+      { status: 'READ', afterMs: deliveryDelayMs + readDelayMs },
+    ];
+  }
+}

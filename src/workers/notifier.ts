@@ -1,0 +1,81 @@
+import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import type pg from 'pg';
+import { sql } from 'kysely';
+import type { Database, Db } from '../db/database.ts';
+
+/** Work queues that can be woken: each is a table some worker claims from. */
+export type Channel = 'messages' | 'webhooks' | 'templates' | 'sandbox';
+const CHANNELS: Channel[] = ['messages', 'webhooks', 'templates', 'sandbox'];
+const PG_PREFIX = 'svc_';
+
+/**
+ * Wakes workers the moment work is committed, instead of on their next poll. In-process always;
+ * on PostgreSQL also across processes, through LISTEN/NOTIFY (a NOTIFY inside a transaction is
+ * delivered at its commit, so a worker never wakes before the work is visible).
+ */
+export class Notifier {
+  readonly #database: Database;
+  readonly #logger: Logger;
+  readonly #local = new EventEmitter();
+  #listener: pg.PoolClient | undefined;
+  #closed = false;
+
+  constructor(database: Database, logger: Logger) {
+    this.#database = database;
+    this.#logger = logger;
+    this.#local.setMaxListeners(100);
+  }
+
+  on(channel: Channel, wake: () => void): void {
+    this.#local.on(channel, wake);
+  }
+
+  /** Call inside the transaction that creates the work (after the insert, before the commit). */
+  async notifyInTransaction(trx: Db, channel: Channel): Promise<void> {
+    if (this.#database.dialect === 'postgres') {
+      await sql`select pg_notify(${PG_PREFIX + channel}, '')`.execute(trx);
+    }
+  }
+
+  /** Call after the commit: wakes this process's workers without a round trip. */
+  wakeLocal(channel: Channel): void {
+    this.#local.emit(channel);
+  }
+
+  /** Listens for other processes' notifications (PostgreSQL only); reconnects if the link drops. */
+  async listen(): Promise<void> {
+    const pool = this.#database.pool;
+    if (!pool || this.#closed) return;
+    try {
+      const client = await pool.connect();
+      this.#listener = client;
+      client.on('notification', (message) => {
+        const channel = message.channel.slice(PG_PREFIX.length) as Channel;
+        this.#local.emit(channel);
+      });
+      client.on('error', (error) => {
+        this.#logger.warn({ err: error }, 'LISTEN connection lost; reconnecting');
+        client.release(true);
+        this.#listener = undefined;
+        setTimeout(() => void this.listen(), 1000).unref();
+        for (const channel of CHANNELS) this.#local.emit(channel); // catch up on anything missed
+      });
+      for (const channel of CHANNELS) await client.query(`LISTEN ${PG_PREFIX}${channel}`);
+    } catch (error) {
+      this.#logger.warn({ err: error }, 'could not LISTEN; retrying');
+      setTimeout(() => void this.listen(), 1000).unref();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#local.removeAllListeners();
+    if (this.#listener) {
+      const client = this.#listener;
+      this.#listener = undefined;
+      await client.query('UNLISTEN *').catch(() => {});
+      client.release();
+    }
+  }
+}
