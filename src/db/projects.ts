@@ -19,3 +19,28 @@ export async function updateProject(
   await db.updateTable('projects').set(changes).where('id', '=', id).execute();
   return findProject(db, id);
 }
+
+/**
+ * Makes `sealedSecret` the project's webhook secret and keeps the one it replaces as the previous
+ * secret until `previousExpiresAt`. One statement, so concurrent rotations never lose a secret:
+ * each demotes whichever secret is current when it runs.
+ */
+export async function rotateWebhookSecret(
+  db: Db,
+  id: string,
+  sealedSecret: string,
+  previousExpiresAt: number,
+  now: number,
+): Promise<ProjectRow | undefined> {
+  await db
+    .updateTable('projects')
+    .set((eb) => ({
+      previous_webhook_secret_enc: eb.ref('webhook_secret_enc'),
+      previous_webhook_secret_expires_at: previousExpiresAt,
+      webhook_secret_enc: sealedSecret,
+      updated_at: now,
+    }))
+    .where('id', '=', id)
+    .execute();
+  return findProject(db, id);
+}

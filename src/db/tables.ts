@@ -157,6 +157,7 @@ export interface SandboxSubmissionsTable {
 
 export interface SandboxReportsTable {
   id: string;
+  message_id: string;
   provider_message_id: string;
   status: MessageStatus;
   error: string | null;

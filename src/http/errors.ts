@@ -1,3 +1,5 @@
+import type { FieldError } from '../domain/fieldError.ts';
+
 // Every error code the API can answer with, declared once: its status and its title.
 export const ERROR_CODES = {
   invalid_json: { status: 400, title: 'Bad Request' },
@@ -8,8 +10,10 @@ export const ERROR_CODES = {
   not_found: { status: 404, title: 'Not Found' },
   method_not_allowed: { status: 405, title: 'Method Not Allowed' },
   template_exists: { status: 409, title: 'Conflict' },
+  template_not_pending: { status: 409, title: 'Conflict' },
   last_active_key: { status: 409, title: 'Conflict' },
   idempotency_request_in_progress: { status: 409, title: 'Conflict' },
+  invalid_status_transition: { status: 409, title: 'Conflict' },
   payload_too_large: { status: 413, title: 'Content Too Large' },
   unsupported_media_type: { status: 415, title: 'Unsupported Media Type' },
   template_not_found: { status: 422, title: 'Unprocessable Content' },
@@ -25,12 +29,7 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-export interface FieldError {
-  /** JSON Pointer to the offending field, e.g. `/components/1/text`. */
-  field: string;
-  code: string;
-  message: string;
-}
+export type { FieldError };
 
 /** An error the API answers with as RFC 9457 problem details. */
 export class ApiError extends Error {

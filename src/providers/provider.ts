@@ -73,13 +73,21 @@ export type ProviderReport =
   | {
       kind: 'message';
       providerMessageId: string;
+      /** svc's message id, when the provider echoes it back (WhatsApp's biz_opaque_callback_data). */
+      messageId?: string;
       status: Exclude<MessageStatus, 'QUEUED'>;
       occurredAt: number;
       error?: ProviderError;
     };
 
+/**
+ * What became of a report: applied; a duplicate or late report that changed nothing; or about a
+ * message or template svc does not know (yet), which the provider should send again later.
+ */
+export type ReportResult = 'applied' | 'unchanged' | 'unknown';
+
 /** svc's one entry point for everything a provider reports. */
-export type ProviderInbound = (report: ProviderReport) => Promise<void>;
+export type ProviderInbound = (report: ProviderReport) => Promise<ReportResult>;
 
 export interface Provider {
   readonly name: 'sandbox' | 'whatsapp';

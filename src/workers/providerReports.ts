@@ -13,8 +13,5 @@ export interface ReportDeps {
 
 /** Every provider report — template reviews, message statuses — enters svc here. */
 export function createProviderInbound(deps: ReportDeps): ProviderInbound {
-  return async (report) => {
-    if (report.kind === 'template') await applyTemplateReview(deps, report);
-    else await applyMessageReport(deps, report);
-  };
+  return (report) => (report.kind === 'template' ? applyTemplateReview(deps, report) : applyMessageReport(deps, report));
 }

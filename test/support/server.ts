@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { TestHooks } from '../../src/http/context.ts';
@@ -21,6 +22,8 @@ export interface TestServerOptions {
   testHooks?: TestHooks;
   /** Reuse this database instead of a fresh one (restarts). */
   database?: TestDatabase;
+  /** Log here instead of the silent default (e.g. to read every log line a test caused). */
+  logger?: Logger;
 }
 
 /** The real service on a random loopback port, over a fresh database of the given kind. */
@@ -39,7 +42,7 @@ export async function startTestServer(
     PORT: '0',
     SVC_DATABASE_URL: database.url,
   });
-  const app = await createApp(config, { testHooks: options.testHooks });
+  const app = await createApp(config, { testHooks: options.testHooks, logger: options.logger });
   const url = (await app.start())!;
   const server: TestServer = {
     url,

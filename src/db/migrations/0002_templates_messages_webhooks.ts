@@ -173,6 +173,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('sandbox_reports')
     .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('message_id', 'text', (c) => c.notNull())
     .addColumn('provider_message_id', 'text', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('error', 'text')

@@ -1,0 +1,183 @@
+import type { LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { CALLBACK_URL_MAX_LENGTH, checkCallbackUrl } from '../../domain/callbackUrl.ts';
+import { sealSecret } from '../../domain/secretBox.ts';
+import { findProject, type ProjectRow, updateProject } from '../../db/projects.ts';
+import { forbiddenAddressReason, resolveAll } from '../../net/addressPolicy.ts';
+import { authenticate, authorizedWrite, unauthorized } from '../auth.ts';
+import type { HttpContext } from '../context.ts';
+import { type FieldError, validationError } from '../errors.ts';
+import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
+
+// A slow or dead resolver must not hold the request open; an answer this late counts as none.
+const DNS_TIMEOUT_MS = 5000;
+
+const SaveCredentialsBody = Type.Object(
+  {
+    providerPhoneNumberId: Type.Optional(Type.String({
+      minLength: 1,
+      maxLength: 128,
+      pattern: '^[\\x21-\\x7E]+$',
+      description: 'Phone number id from the provider console (Meta’s are digits). Printable ASCII, no spaces.',
+      examples: ['106540352242922'],
+    })),
+    providerAccessToken: Type.Optional(Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      pattern: '^[\\x21-\\x7E]+$',
+      description:
+        'Provider token with business messaging permission; a permanent system-user token is advised. ' +
+        'Stored encrypted, never returned. Printable ASCII, no spaces.',
+      writeOnly: true,
+    })),
+    // One schema with a type list rather than a union: a wrong type then gets one clear error.
+    callbackUrl: Type.Optional(Type.Unsafe<string | null>({
+      type: ['string', 'null'],
+      maxLength: CALLBACK_URL_MAX_LENGTH,
+      description:
+        'Public https URL for status webhooks; null removes it. No user-info, no fragment, at most ' +
+        `${CALLBACK_URL_MAX_LENGTH} characters; its host must not be or resolve to a private, loopback, ` +
+        'link-local, carrier-grade NAT, metadata or reserved address.',
+      examples: ['https://example.com/webhooks/svc'],
+    })),
+  },
+  // Which fields are required is decided in the handler: the credentials are required together
+  // on the first call only (CONTRACT §1), which the schema cannot know.
+  { additionalProperties: false },
+);
+
+const ProviderCredentialsView = Type.Object({
+  projectId: Type.String(),
+  providerPhoneNumberId: Type.String(),
+  callbackUrl: Type.Optional(Type.String({ description: 'Absent when no callback URL is set.' })),
+  updatedAt: Timestamp,
+});
+
+function providerCredentialsView(row: ProjectRow) {
+  return {
+    projectId: row.id,
+    providerPhoneNumberId: row.provider_phone_number_id!,
+    ...(row.callback_url !== null && { callbackUrl: row.callback_url }),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+function unresolvable(host: string): FieldError {
+  return {
+    field: '/callbackUrl',
+    code: 'unresolvable_host',
+    message: `callbackUrl's host ${host} does not resolve to any address.`,
+  };
+}
+
+async function resolveWithin(host: string, ms: number): Promise<LookupAddress[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('DNS timeout')), ms);
+  });
+  try {
+    return await Promise.race([resolveAll(host), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Why this callback URL is refused, or undefined when it may be saved. Resolves its host, and
+ * like resolveAllowedAddresses refuses it if any address is forbidden: a connection could go to any.
+ */
+async function callbackUrlError(raw: string, allowPrivate: boolean): Promise<FieldError | undefined> {
+  const checked = checkCallbackUrl(raw, { allowHttp: allowPrivate });
+  if (!checked.ok) return { field: '/callbackUrl', code: checked.rule, message: checked.message };
+  const host = checked.url.hostname;
+  let addresses: LookupAddress[];
+  try {
+    addresses = await resolveWithin(host, DNS_TIMEOUT_MS);
+  } catch {
+    return unresolvable(host);
+  }
+  if (addresses.length === 0) return unresolvable(host);
+  if (allowPrivate) return undefined;
+  const literal = host.startsWith('[') || isIP(host) !== 0;
+  for (const { address } of addresses) {
+    const reason = forbiddenAddressReason(address);
+    if (reason === undefined) continue;
+    return {
+      field: '/callbackUrl',
+      code: 'forbidden_address',
+      message: literal
+        ? `callbackUrl must point to a public address, and ${reason}.`
+        : `callbackUrl must point to a public address, and ${host} resolves to ${address}: ${reason}.`,
+    };
+  }
+  return undefined;
+}
+
+export async function providerCredentialRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  app.addHook('onRequest', authenticate(ctx));
+
+  api.put(
+    '/v1/projects/me/provider-credentials',
+    {
+      schema: {
+        tags: ['Projects'],
+        summary: 'Save the provider credentials and the callback URL',
+        description:
+          'The first call needs `providerPhoneNumberId` and `providerAccessToken` together. Once they are ' +
+          'saved, a body with only `callbackUrl` changes just the URL (`null` removes it), and new ' +
+          'credentials (again both together) rotate the token. The token is encrypted at rest and never returned.',
+        security: BEARER,
+        body: SaveCredentialsBody,
+        response: { 200: ProviderCredentialsView, ...errorResponses('validation_failed', 'invalid_json') },
+      },
+    },
+    async (request) => {
+      const { projectId } = request.auth;
+      const { providerPhoneNumberId, providerAccessToken, callbackUrl } = request.body;
+      const project = await findProject(ctx.database.db, projectId);
+      if (!project) throw unauthorized();
+
+      const errors: FieldError[] = [];
+      const bringsCredentials = providerPhoneNumberId !== undefined || providerAccessToken !== undefined;
+      const hasCredentials = project.provider_access_token_enc !== null;
+      if (bringsCredentials || !hasCredentials) {
+        // The two are one credential: a token belongs to its phone number.
+        const why = hasCredentials
+          ? 'is required with the other credential: they are saved together.'
+          : 'is required until the provider credentials are saved.';
+        if (providerPhoneNumberId === undefined) {
+          errors.push({ field: '/providerPhoneNumberId', code: 'required', message: `/providerPhoneNumberId ${why}` });
+        }
+        if (providerAccessToken === undefined) {
+          errors.push({ field: '/providerAccessToken', code: 'required', message: `/providerAccessToken ${why}` });
+        }
+      } else if (callbackUrl === undefined) {
+        errors.push({
+          field: '/',
+          code: 'empty_update',
+          message: 'Send providerPhoneNumberId with providerAccessToken, callbackUrl, or all three.',
+        });
+      }
+      if (typeof callbackUrl === 'string') {
+        const urlError = await callbackUrlError(callbackUrl, ctx.config.allowPrivateCallbacks);
+        if (urlError) errors.push(urlError);
+      }
+      if (errors.length > 0) throw validationError(errors);
+
+      const now = Date.now();
+      const changes: Partial<ProjectRow> = { updated_at: now };
+      if (providerPhoneNumberId !== undefined && providerAccessToken !== undefined) {
+        changes.provider_phone_number_id = providerPhoneNumberId;
+        changes.provider_access_token_enc = sealSecret(ctx.encryptionKey, providerAccessToken);
+        changes.credentials_updated_at = now;
+      }
+      if (callbackUrl !== undefined) changes.callback_url = callbackUrl;
+      const saved = await authorizedWrite(ctx, request, (trx) => updateProject(trx, projectId, changes));
+      return providerCredentialsView(saved!);
+    },
+  );
+}

@@ -1,0 +1,434 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { databaseKinds } from '../support/databases.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+const BODY = { type: 'BODY', text: 'Hello {{1}}, your order {{2}} has shipped.' };
+
+function template(overrides: Record<string, unknown> = {}) {
+  return { name: 'order_update', language: 'pt_BR', category: 'UTILITY', components: [BODY], ...overrides };
+}
+
+function fieldsOf(reply: { body: any }): [string, string][] {
+  return reply.body.errors.map((error: any) => [error.field, error.code]);
+}
+
+for (const kind of databaseKinds()) {
+  describe(`Templates (${kind})`, () => {
+    let server: TestServer;
+    before(async () => {
+      // Reviews take an hour here, so every template stays PENDING unless a test settles it.
+      server = await startTestServer(kind, { env: { SVC_SANDBOX_REVIEW_DELAY_MS: '3600000' } });
+    });
+    after(() => server.close());
+
+    const register = (key: string, body: unknown) => server.call('POST', '/v1/templates', { key, body });
+
+    describe('happy path', () => {
+      it('registers a template as PENDING and returns it with components exactly as submitted', async () => {
+        const { key } = await server.createProject();
+        const components = [
+          { type: 'HEADER', format: 'TEXT', text: 'Pedido {{1}}' },
+          BODY,
+          { type: 'FOOTER', text: 'Responda SAIR para sair' },
+        ];
+        const created = await register(key, template({ components }));
+        assert.equal(created.status, 200, created.text);
+        assert.match(created.body.id, /^tpl_[0-9a-z]{26}$/);
+        assert.deepEqual(
+          { ...created.body, id: undefined, createdAt: undefined, updatedAt: undefined },
+          {
+            id: undefined,
+            name: 'order_update',
+            language: 'pt_BR',
+            category: 'UTILITY',
+            status: 'PENDING',
+            components,
+            createdAt: undefined,
+            updatedAt: undefined,
+          },
+        );
+        assert.match(created.body.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        assert.equal(created.body.updatedAt, created.body.createdAt);
+        assert.ok(!('rejectionReason' in created.body));
+
+        const read = await server.call('GET', `/v1/templates/${created.body.id}`, { key });
+        assert.equal(read.status, 200);
+        assert.deepEqual(read.body, created.body);
+        const list = await server.call('GET', '/v1/templates', { key });
+        assert.deepEqual(list.body, [created.body]);
+      });
+
+      it('treats each language as its own template, and each project as its own namespace', async () => {
+        const alice = await server.createProject('alice');
+        const bob = await server.createProject('bob');
+        assert.equal((await register(alice.key, template({ language: 'pt_BR' }))).status, 200);
+        assert.equal((await register(alice.key, template({ language: 'en_US' }))).status, 200);
+        assert.equal((await register(alice.key, template({ language: 'en' }))).status, 200);
+        assert.equal((await register(bob.key, template({ language: 'pt_BR' }))).status, 200);
+        const list = await server.call('GET', '/v1/templates', { key: alice.key });
+        assert.deepEqual(
+          list.body.map((item: any) => item.language),
+          ['en', 'en_US', 'pt_BR'],
+        );
+      });
+
+      it('lists newest first in pages that neither overlap nor skip, announced by Link', async () => {
+        const { key } = await server.createProject();
+        const ids: string[] = [];
+        for (let i = 0; i < 7; i++) ids.push((await register(key, template({ name: `tpl_${i}` }))).body.id);
+        const seen: string[] = [];
+        let path: string | undefined = '/v1/templates?limit=3';
+        const sizes: number[] = [];
+        while (path) {
+          const page = await server.call('GET', path, { key });
+          assert.equal(page.status, 200, page.text);
+          sizes.push(page.body.length);
+          seen.push(...page.body.map((item: any) => item.id));
+          for (const item of page.body) assert.ok(Array.isArray(item.components));
+          const link = page.headers.get('link');
+          path = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1] : undefined;
+          if (path) assert.match(path, /^\/v1\/templates\?.*limit=3/);
+        }
+        assert.deepEqual(sizes, [3, 3, 1]);
+        assert.deepEqual(seen, [...ids].reverse());
+
+        const all = await server.call('GET', '/v1/templates', { key });
+        assert.equal(all.headers.get('link'), null, 'one page when all fit in the default size');
+        const exact = await server.call('GET', '/v1/templates?limit=7', { key });
+        assert.equal(exact.body.length, 7);
+        assert.equal(exact.headers.get('link'), null);
+      });
+
+      it('deletes a template, returning it with deletedAt, after which its name is free again', async () => {
+        const { key } = await server.createProject();
+        const created = (await register(key, template())).body;
+        const deleted = await server.call('DELETE', `/v1/templates/${created.id}`, { key });
+        assert.equal(deleted.status, 200);
+        assert.deepEqual({ ...deleted.body, deletedAt: undefined }, { ...created, deletedAt: undefined });
+        assert.match(deleted.body.deletedAt, /Z$/);
+        assert.equal((await server.call('GET', `/v1/templates/${created.id}`, { key })).status, 404);
+        assert.deepEqual((await server.call('GET', '/v1/templates', { key })).body, []);
+        assert.equal((await server.call('DELETE', `/v1/templates/${created.id}`, { key })).status, 404);
+        const again = await register(key, template());
+        assert.equal(again.status, 200);
+        assert.notEqual(again.body.id, created.id);
+      });
+
+      it('shows rejectionReason on REJECTED templates only', async () => {
+        const { key } = await server.createProject();
+        const rejected = (await register(key, template({ name: 'rejected_one' }))).body;
+        const approved = (await register(key, template({ name: 'approved_one' }))).body;
+        await server.call('POST', `/v1/test-helpers/templates/${rejected.id}/review`, {
+          key,
+          body: { status: 'REJECTED', reason: 'Too promotional for UTILITY.' },
+        });
+        await server.call('POST', `/v1/test-helpers/templates/${approved.id}/review`, { key, body: { status: 'APPROVED' } });
+        const list = (await server.call('GET', '/v1/templates', { key })).body;
+        const byName = Object.fromEntries(list.map((item: any) => [item.name, item]));
+        assert.equal(byName.rejected_one.status, 'REJECTED');
+        assert.equal(byName.rejected_one.rejectionReason, 'Too promotional for UTILITY.');
+        assert.equal(byName.approved_one.status, 'APPROVED');
+        assert.ok(!('rejectionReason' in byName.approved_one));
+      });
+    });
+
+    describe('errors', () => {
+      it('refuses every rule break with 400 and a pointer to the field', async () => {
+        const { key } = await server.createProject();
+        const cases: [unknown, [string, string][]][] = [
+          [template({ name: 'Order Update' }), [['/name', 'invalid_format']]],
+          [template({ name: '' }), [['/name', 'too_short']]],
+          [template({ name: 'x'.repeat(513) }), [['/name', 'too_long']]],
+          [template({ language: 'pt-BR' }), [['/language', 'invalid_format']]],
+          [template({ language: 'portuguese' }), [['/language', 'invalid_format']]],
+          [template({ category: 'PROMO' }), [['/category', 'invalid_value']]],
+          [template({ components: [] }), [['/components', 'missing_body']]],
+          [template({ components: [BODY, BODY] }), [['/components/1/type', 'duplicate_component']]],
+          [template({ components: [BODY, { type: 'BUTTONS', text: 'x' }] }), [['/components/1/type', 'unknown_component_type']]],
+          [template({ components: [{ type: 'HEADER', text: 'x' }, BODY] }), [['/components/0/format', 'required']]],
+          [template({ components: [{ type: 'HEADER', format: 'IMAGE', text: 'x' }, BODY] }), [['/components/0/format', 'invalid_value']]],
+          [template({ components: [{ type: 'BODY', format: 'TEXT', text: 'x' }] }), [['/components/0/format', 'not_allowed']]],
+          [template({ components: [{ type: 'BODY', text: 'x'.repeat(1025) }] }), [['/components/0/text', 'too_long']]],
+          [template({ components: [{ type: 'BODY', text: ' ' }] }), [['/components/0/text', 'too_short']]],
+          [template({ components: [BODY, { type: 'HEADER', format: 'TEXT', text: 'h'.repeat(61) }] }), [['/components/1/text', 'too_long']]],
+          [template({ components: [BODY, { type: 'FOOTER', text: 'f'.repeat(61) }] }), [['/components/1/text', 'too_long']]],
+          [
+            template({ components: [BODY, { type: 'HEADER', format: 'TEXT', text: '{{1}} {{2}}' }] }),
+            [['/components/1/text', 'too_many_placeholders']],
+          ],
+          [template({ components: [BODY, { type: 'FOOTER', text: 'by {{1}}' }] }), [['/components/1/text', 'placeholder_not_allowed']]],
+          [template({ components: [{ type: 'BODY', text: 'a {{1}} b {{3}}' }] }), [['/components/0/text', 'placeholder_gap']]],
+          [template({ components: [{ type: 'BODY', text: 'a {{ 1 }} b' }] }), [['/components/0/text', 'malformed_placeholder']]],
+          [template({ components: [{ type: 'BODY', text: 'a {{0}} b' }] }), [['/components/0/text', 'malformed_placeholder']]],
+          [template({ components: [{ type: 'BODY', text: 'a {{x}} b' }] }), [['/components/0/text', 'malformed_placeholder']]],
+          [template({ components: [{ type: 'BODY', text: 'a {{1} b' }] }), [['/components/0/text', 'malformed_placeholder']]],
+          [
+            template({ name: 'Bad', category: 'x', components: [{ type: 'FOOTER', text: 'f' }] }),
+            [
+              ['/name', 'invalid_format'],
+              ['/category', 'invalid_value'],
+              ['/components', 'missing_body'],
+            ],
+          ],
+        ];
+        for (const [body, expected] of cases) {
+          const reply = await register(key, body);
+          assert.equal(reply.status, 400, JSON.stringify(body).slice(0, 200));
+          assert.equal(reply.body.code, 'validation_failed');
+          assert.match(reply.headers.get('content-type') ?? '', /^application\/problem\+json/);
+          assert.deepEqual(fieldsOf(reply), expected, JSON.stringify(body).slice(0, 200));
+          for (const error of reply.body.errors) assert.ok(error.message.length > 10, error.message);
+        }
+        assert.deepEqual((await server.call('GET', '/v1/templates', { key })).body, [], 'nothing was stored');
+      });
+
+      it('refuses missing, mistyped and unknown fields with pointers', async () => {
+        const { key } = await server.createProject();
+        const missing = await register(key, {});
+        assert.equal(missing.status, 400);
+        assert.deepEqual(fieldsOf(missing).map(([field]) => field).sort(), ['/category', '/components', '/language', '/name']);
+        const unknown = await register(key, template({ status: 'APPROVED' }));
+        assert.deepEqual(fieldsOf(unknown), [['/status', 'unknown_field']]);
+        const unknownInComponent = await register(key, template({ components: [{ ...BODY, example: ['x'] }] }));
+        assert.deepEqual(fieldsOf(unknownInComponent), [['/components/0/example', 'unknown_field']]);
+        const mistyped = await register(key, template({ name: 42, components: [{ type: 'BODY', text: { nested: { deep: 1 } } }] }));
+        assert.deepEqual(
+          fieldsOf(mistyped).map(([field]) => field),
+          ['/name', '/components/0/text'],
+        );
+        const notArray = await register(key, template({ components: { type: 'BODY', text: 'x' } }));
+        assert.deepEqual(fieldsOf(notArray), [['/components', 'type']]);
+        const tooMany = await register(key, template({ components: Array.from({ length: 11 }, () => BODY) }));
+        assert.deepEqual(fieldsOf(tooMany), [['/components', 'maxItems']]);
+      });
+
+      it('answers 409 template_exists for a taken (name, language)', async () => {
+        const { key } = await server.createProject();
+        assert.equal((await register(key, template())).status, 200);
+        const taken = await register(key, template({ components: [{ type: 'BODY', text: 'Another text entirely' }] }));
+        assert.equal(taken.status, 409);
+        assert.equal(taken.body.code, 'template_exists');
+        assert.match(taken.body.detail, /order_update.*pt_BR/);
+        assert.equal((await server.call('GET', '/v1/templates', { key })).body.length, 1);
+      });
+
+      it('lets the unique constraint decide a race between two registrations', async () => {
+        let reached!: () => void;
+        let release!: () => void;
+        const atWrite = new Promise<void>((resolve) => {
+          reached = resolve;
+        });
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        let pauses = 0;
+        const paused = await startTestServer(kind, {
+          database: server.database,
+          env: { SVC_SANDBOX_REVIEW_DELAY_MS: '3600000' },
+          testHooks: {
+            beforeAuthorizedWrite: async (route) => {
+              if (route !== '/v1/templates' || pauses++ !== 0) return;
+              reached();
+              await gate;
+            },
+          },
+        });
+        try {
+          const { key } = await paused.createProject();
+          // The first request passes the pre-check, then waits; the second registers meanwhile.
+          const first = paused.call('POST', '/v1/templates', { key, body: template() });
+          await atWrite;
+          const second = await paused.call('POST', '/v1/templates', { key, body: template() });
+          assert.equal(second.status, 200);
+          release();
+          const late = await first;
+          assert.equal(late.status, 409, late.text);
+          assert.equal(late.body.code, 'template_exists');
+          const list = await paused.call('GET', '/v1/templates', { key });
+          assert.deepEqual(
+            list.body.map((item: any) => item.id),
+            [second.body.id],
+          );
+        } finally {
+          release();
+          await paused.app.stop();
+        }
+      });
+
+      it('answers 404 for unknown and malformed ids', async () => {
+        const { key } = await server.createProject();
+        for (const id of ['tpl_00000000000000000000000000', 'nope', 'x'.repeat(200), '%27%20or%201%3D1', '..%2F..%2Fetc']) {
+          for (const method of ['GET', 'DELETE']) {
+            const reply = await server.call(method, `/v1/templates/${id}`, { key });
+            assert.equal(reply.status, 404, `${method} ${id}`);
+            assert.equal(reply.body.code, 'not_found');
+          }
+        }
+      });
+
+      it('refuses bad paging parameters', async () => {
+        const { key } = await server.createProject();
+        for (const query of ['limit=0', 'limit=201', 'limit=abc', 'cursor=garbage', 'cursor=', 'sort=name']) {
+          const reply = await server.call('GET', `/v1/templates?${query}`, { key });
+          assert.equal(reply.status, 400, query);
+          assert.equal(reply.body.code, 'validation_failed');
+          assert.match(reply.body.errors[0].field, /^query:\//);
+        }
+      });
+
+      it('answers a wrong method with 405 and Allow', async () => {
+        const { key } = await server.createProject();
+        const reply = await server.call('PUT', '/v1/templates/tpl_x', { key, body: template() });
+        assert.equal(reply.status, 405);
+        assert.deepEqual(reply.headers.get('allow')?.split(', ').sort(), ['DELETE', 'GET']);
+      });
+    });
+
+    describe('security', () => {
+      it("never shows, deletes or reviews another project's templates", async () => {
+        const alice = await server.createProject('alice');
+        const bob = await server.createProject('bob');
+        const bobs = (await register(bob.key, template())).body;
+        const asAlice = (method: string, path: string, body?: unknown) => server.call(method, path, { key: alice.key, body });
+        for (const reply of [
+          await asAlice('GET', `/v1/templates/${bobs.id}`),
+          await asAlice('DELETE', `/v1/templates/${bobs.id}`),
+          await asAlice('POST', `/v1/test-helpers/templates/${bobs.id}/review`, { status: 'REJECTED' }),
+        ]) {
+          assert.equal(reply.status, 404);
+          assert.equal(reply.body.code, 'not_found');
+          assert.ok(!reply.text.includes('order_update'));
+        }
+        assert.deepEqual((await asAlice('GET', '/v1/templates')).body, []);
+        const still = await server.call('GET', `/v1/templates/${bobs.id}`, { key: bob.key });
+        assert.equal(still.status, 200);
+        assert.equal(still.body.status, 'PENDING');
+        // Alice may use the same name: names are per project.
+        assert.equal((await register(alice.key, template())).status, 200);
+      });
+
+      it('is 401 on every route for missing, forged and revoked keys', async () => {
+        const { key } = await server.createProject();
+        const created = (await register(key, template())).body;
+        const spare = (await server.call('POST', '/v1/api-keys', { key, body: { name: 'spare' } })).body;
+        await server.call('DELETE', `/v1/api-keys/${spare.id}`, { key });
+        const routes: [string, string, unknown?][] = [
+          ['POST', '/v1/templates', template({ name: 'other' })],
+          ['GET', '/v1/templates'],
+          ['GET', `/v1/templates/${created.id}`],
+          ['DELETE', `/v1/templates/${created.id}`],
+          ['POST', `/v1/test-helpers/templates/${created.id}/review`, { status: 'APPROVED' }],
+        ];
+        for (const [method, path, body] of routes) {
+          for (const credential of [undefined, 'svc_live_' + 'z'.repeat(40), spare.key, 'Basic abc']) {
+            const reply = await server.call(method, path, { key: credential, body });
+            assert.equal(reply.status, 401, `${method} ${path} with ${credential}`);
+            assert.equal(reply.body.code, 'unauthorized');
+            assert.match(reply.headers.get('www-authenticate') ?? '', /^Bearer/);
+          }
+        }
+        const list = await server.call('GET', '/v1/templates', { key });
+        assert.deepEqual(
+          list.body.map((item: any) => [item.id, item.status]),
+          [[created.id, 'PENDING']],
+        );
+      });
+
+      it('refuses a registration that commits after its key was revoked mid-flight', async () => {
+        let reached!: () => void;
+        let release!: () => void;
+        const atWrite = new Promise<void>((resolve) => {
+          reached = resolve;
+        });
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        let armed = false;
+        const paused = await startTestServer(kind, {
+          database: server.database,
+          testHooks: {
+            beforeAuthorizedWrite: async (route) => {
+              if (!armed || route !== '/v1/templates') return;
+              reached();
+              await gate;
+            },
+          },
+        });
+        try {
+          const { key, keyId } = await paused.createProject();
+          const admin = (await paused.call('POST', '/v1/api-keys', { key, body: { name: 'admin' } })).body;
+          armed = true;
+          const inFlight = paused.call('POST', '/v1/templates', { key, body: template() });
+          await atWrite;
+          assert.equal((await paused.call('DELETE', `/v1/api-keys/${keyId}`, { key: admin.key })).status, 200);
+          release();
+          assert.equal((await inFlight).status, 401);
+          assert.deepEqual((await paused.call('GET', '/v1/templates', { key: admin.key })).body, []);
+        } finally {
+          release();
+          await paused.app.stop();
+        }
+      });
+
+      it('stores odd Unicode exactly and refuses text it cannot store faithfully', async () => {
+        const { key } = await server.createProject();
+        const odd = 'Olá {{1}} ‮gnp.exe‬ 👩🏽‍💻 ZWJ\u200d e\u0301 中文 \'; drop table templates; -- {{2}} fim';
+        const created = await register(key, template({ components: [{ type: 'BODY', text: odd }] }));
+        assert.equal(created.status, 200, created.text);
+        const read = await server.call('GET', `/v1/templates/${created.body.id}`, { key });
+        assert.equal(read.body.components[0].text, odd);
+
+        const raw = (text: string) =>
+          server.call('POST', '/v1/templates', {
+            key,
+            raw: `{"name":"raw_${Math.random().toString(36).slice(2, 8)}","language":"en","category":"UTILITY","components":[{"type":"BODY","text":"${text}"}]}`,
+            headers: { 'content-type': 'application/json' },
+          });
+        const surrogate = await raw('broken \\ud800 text');
+        assert.deepEqual(fieldsOf(surrogate), [['/components/0/text', 'invalid_unicode']]);
+        const nul = await raw('nul \\u0000 byte');
+        assert.deepEqual(fieldsOf(nul), [['/components/0/text', 'invalid_character']]);
+        const names = await register(key, template({ name: "x'; drop table templates; --" }));
+        assert.deepEqual(fieldsOf(names), [['/name', 'invalid_format']]);
+        assert.ok(names.body.errors[0].message.length < 300);
+      });
+
+      it('survives hostile bodies: huge, deeply nested, prototype-poisoning', async () => {
+        const { key } = await server.createProject();
+        const huge = await register(key, template({ components: [{ type: 'BODY', text: 'x'.repeat(60_000) }] }));
+        assert.deepEqual(fieldsOf(huge), [['/components/0/text', 'too_long']]);
+        assert.ok(huge.text.length < 2000, 'the error does not echo the text');
+        const tooBig = await register(key, template({ components: [{ type: 'BODY', text: 'x'.repeat(70_000) }] }));
+        assert.equal(tooBig.status, 413);
+        let nested: unknown = 'x';
+        for (let i = 0; i < 2000; i++) nested = [nested];
+        const deep = await register(key, template({ components: nested }));
+        assert.equal(deep.status, 400);
+        const proto = await server.call('POST', '/v1/templates', {
+          key,
+          raw: '{"name":"p","language":"en","category":"UTILITY","components":[{"type":"BODY","text":"x","__proto__":{"admin":true}}]}',
+          headers: { 'content-type': 'application/json' },
+        });
+        assert.equal(proto.status, 400);
+        const manyErrors = await register(key, template({ components: Array.from({ length: 10 }, () => ({ type: 'X', text: '' })) }));
+        assert.equal(manyErrors.status, 400);
+        assert.equal(manyErrors.body.errors.length, 11);
+        assert.deepEqual((await server.call('GET', '/v1/templates', { key })).body, []);
+      });
+    });
+
+    it('documents every template route in OpenAPI with its error responses', async () => {
+      const doc = (await server.call('GET', '/openapi.json')).body;
+      const post = doc.paths['/v1/templates'].post;
+      assert.ok(post.requestBody);
+      assert.ok(post.responses['200'] && post.responses['400'] && post.responses['401'] && post.responses['409']);
+      assert.match(post.responses['409'].description, /template_exists/);
+      assert.ok(doc.paths['/v1/templates'].get.parameters.some((parameter: any) => parameter.name === 'cursor'));
+      assert.ok(doc.paths['/v1/templates/{id}'].get.responses['404']);
+      assert.ok(doc.paths['/v1/templates/{id}'].delete.responses['404']);
+      const review = doc.paths['/v1/test-helpers/templates/{id}/review'].post;
+      assert.match(review.responses['409'].description, /template_not_pending/);
+    });
+  });
+}
