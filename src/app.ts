@@ -10,7 +10,7 @@ import { createMetricsRegistry } from './http/metrics.ts';
 import { buildHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { createProvider } from './providers/index.ts';
-import type { Provider } from './providers/provider.ts';
+import type { Provider, ProviderInbound } from './providers/provider.ts';
 import { createWorkers } from './workers/index.ts';
 import { Notifier } from './workers/notifier.ts';
 import { createProviderInbound } from './workers/providerReports.ts';
@@ -26,6 +26,10 @@ export interface App {
   readonly database: Database;
   readonly logger: Logger;
   readonly provider: Provider;
+  /** The one entry point for provider reports (tests feed it out-of-order and duplicate reports). */
+  readonly inbound: ProviderInbound;
+  /** Wakes workers; tests that create work directly in the database use it as the service would. */
+  readonly notifier: Notifier;
   /** The HTTP server, for roles api and all. */
   readonly http: FastifyInstance | undefined;
   /** Starts listening and the workers; resolves with the base URL, or undefined for a worker. */
@@ -71,6 +75,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       database,
       logger,
       provider,
+      inbound,
+      notifier,
       http,
       async start() {
         keyUsage.start();

@@ -81,3 +81,16 @@ export async function recordApiKeyUse(db: Db, ids: string[], now: number): Promi
   if (ids.length === 0) return;
   await db.updateTable('api_keys').set({ last_used_at: now }).where('id', 'in', ids).execute();
 }
+
+/** Which of these keys are still active, read (and share-locked on PostgreSQL) inside a write. */
+export async function activeApiKeyIds(db: Db, dialect: DialectName, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('id', 'in', ids)
+    .where('revoked_at', 'is', null)
+    .$if(dialect === 'postgres', (query) => query.forShare())
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}

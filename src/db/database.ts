@@ -8,6 +8,12 @@ export type Db = Kysely<Tables>;
 
 export interface Database {
   readonly db: Db;
+  /**
+   * For reads on the request path. With SQLite a second connection: WAL lets it read while the
+   * writer holds its transaction, so no request waits behind a worker's batch. With PostgreSQL,
+   * the same pool as `db`.
+   */
+  readonly reader: Db;
   readonly dialect: DialectName;
   /** The SQLite file path, or undefined for PostgreSQL. */
   readonly sqlitePath: string | undefined;
@@ -34,13 +40,26 @@ export function sqlitePathOf(url: string): string | undefined {
 export function openDatabase(url: string, options: { poolSize: number }): Database {
   const sqlitePath = sqlitePathOf(url);
   if (sqlitePath !== undefined) {
-    const sqlite = openSqlite(sqlitePath);
-    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) });
-    return { db, dialect: 'sqlite', sqlitePath, pool: undefined, close: () => db.destroy() };
+    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: openSqlite(sqlitePath) }) });
+    const reader =
+      sqlitePath === ':memory:'
+        ? db
+        : new Kysely<Tables>({ dialect: new SqliteDialect({ database: openSqlite(sqlitePath) }) });
+    return {
+      db,
+      reader,
+      dialect: 'sqlite',
+      sqlitePath,
+      pool: undefined,
+      close: async () => {
+        if (reader !== db) await reader.destroy();
+        await db.destroy();
+      },
+    };
   }
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize, types: pgTypes });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', sqlitePath: undefined, pool, close: () => db.destroy() };
+  return { db, reader: db, dialect: 'postgres', sqlitePath: undefined, pool, close: () => db.destroy() };
 }

@@ -36,7 +36,7 @@ export function authenticate(ctx: HttpContext) {
   return async (request: FastifyRequest): Promise<void> => {
     const token = bearerToken(request);
     if (token === undefined || !isWellFormedApiKey(token)) throw unauthorized();
-    const key = await findApiKeyByHash(ctx.database.db, hashApiKey(token));
+    const key = await findApiKeyByHash(ctx.database.reader, hashApiKey(token));
     if (key === undefined || key.revoked_at !== null)
       throw unauthorized('The API key is unknown or revoked.');
     request.auth = { keyId: key.id, projectId: key.project_id };

@@ -29,6 +29,10 @@ export function forbiddenAddressReason(address: string): string | undefined {
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   }
   const range = parsed.range();
+  // ::a.b.c.d (IPv4-compatible, deprecated) embeds an IPv4 address that ipaddr.js calls unicast.
+  if (range === 'unicast' && parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) {
+    return `${parsed.toString()} is an IPv4-compatible IPv6 address`;
+  }
   if (PUBLIC_RANGES.has(range)) return undefined;
   return `${parsed.toString()} is ${RANGE_NAMES[range] ?? `a special-purpose address (${range})`}`;
 }

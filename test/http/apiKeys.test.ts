@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { databaseKinds } from '../support/databases.ts';
+import { writeGate } from '../support/writeGate.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 for (const kind of databaseKinds()) {
@@ -153,35 +154,21 @@ for (const kind of databaseKinds()) {
       });
 
       it('refuses a write that commits after its key was revoked mid-flight', async () => {
-        let reached!: () => void;
-        let release!: () => void;
-        const atWrite = new Promise<void>((resolve) => {
-          reached = resolve;
-        });
-        const gate = new Promise<void>((resolve) => {
-          release = resolve;
-        });
-        let armed = false;
+        const gate = writeGate('/v1/api-keys');
         const paused = await startTestServer(kind, {
           database: server.database,
-          testHooks: {
-            beforeAuthorizedWrite: async (route) => {
-              if (!armed || route !== '/v1/api-keys') return;
-              reached();
-              await gate;
-            },
-          },
+          testHooks: gate.hooks,
         });
         try {
           const { key, keyId } = await paused.createProject();
           const admin = await paused.call('POST', '/v1/api-keys', { key, body: { name: 'admin' } });
           assert.equal(admin.status, 200);
-          armed = true;
+          gate.arm();
           const inFlight = paused.call('POST', '/v1/api-keys', { key, body: { name: 'sneaky' } });
-          await atWrite;
+          await gate.atWrite;
           const revoke = await paused.call('DELETE', `/v1/api-keys/${keyId}`, { key: admin.body.key });
           assert.equal(revoke.status, 200);
-          release();
+          gate.release();
           const late = await inFlight;
           assert.equal(late.status, 401);
           assert.equal(late.body.code, 'unauthorized');

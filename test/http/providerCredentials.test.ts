@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { openSecret } from '../../src/domain/secretBox.ts';
 import { databaseKinds } from '../support/databases.ts';
+import { writeGate } from '../support/writeGate.ts';
 import { startTestServer, TEST_ENCRYPTION_KEY, type TestServer } from '../support/server.ts';
 
 const PATH = '/v1/projects/me/provider-credentials';
@@ -440,34 +441,22 @@ for (const kind of databaseKinds()) {
       });
 
       it('refuses a save that commits after its key was revoked mid-flight', async () => {
-        let reached!: () => void;
-        let release!: () => void;
-        const atWrite = new Promise<void>((resolve) => {
-          reached = resolve;
-        });
-        const gate = new Promise<void>((resolve) => {
-          release = resolve;
-        });
+        const gate = writeGate(PATH);
         const paused = await startTestServer(kind, {
           database: server.database,
-          testHooks: {
-            beforeAuthorizedWrite: async (route) => {
-              if (route !== PATH) return;
-              reached();
-              await gate;
-            },
-          },
+          testHooks: gate.hooks,
         });
         try {
           const { projectId, key, keyId } = await paused.createProject();
           const admin = (await paused.call('POST', '/v1/api-keys', { key, body: { name: 'admin' } })).body;
+          gate.arm();
           const inFlight = paused.call('PUT', PATH, {
             key,
             body: { providerPhoneNumberId: '111', providerAccessToken: 'tok' },
           });
-          await atWrite;
+          await gate.atWrite;
           assert.equal((await paused.call('DELETE', `/v1/api-keys/${keyId}`, { key: admin.key })).status, 200);
-          release();
+          gate.release();
           const late = await inFlight;
           assert.equal(late.status, 401);
           assert.equal((await projectRow(paused, projectId)).provider_access_token_enc, null);

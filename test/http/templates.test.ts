@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { databaseKinds } from '../support/databases.ts';
+import { writeGate } from '../support/writeGate.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const BODY = { type: 'BODY', text: 'Hello {{1}}, your order {{2}} has shipped.' };
@@ -214,34 +215,21 @@ for (const kind of databaseKinds()) {
       });
 
       it('lets the unique constraint decide a race between two registrations', async () => {
-        let reached!: () => void;
-        let release!: () => void;
-        const atWrite = new Promise<void>((resolve) => {
-          reached = resolve;
-        });
-        const gate = new Promise<void>((resolve) => {
-          release = resolve;
-        });
-        let pauses = 0;
+        const gate = writeGate('/v1/templates');
         const paused = await startTestServer(kind, {
           database: server.database,
           env: { SVC_SANDBOX_REVIEW_DELAY_MS: '3600000' },
-          testHooks: {
-            beforeAuthorizedWrite: async (route) => {
-              if (route !== '/v1/templates' || pauses++ !== 0) return;
-              reached();
-              await gate;
-            },
-          },
+          testHooks: gate.hooks,
         });
         try {
           const { key } = await paused.createProject();
           // The first request passes the pre-check, then waits; the second registers meanwhile.
+          gate.arm();
           const first = paused.call('POST', '/v1/templates', { key, body: template() });
-          await atWrite;
+          await gate.atWrite;
           const second = await paused.call('POST', '/v1/templates', { key, body: template() });
           assert.equal(second.status, 200);
-          release();
+          gate.release();
           const late = await first;
           assert.equal(late.status, 409, late.text);
           assert.equal(late.body.code, 'template_exists');
@@ -251,7 +239,7 @@ for (const kind of databaseKinds()) {
             [second.body.id],
           );
         } finally {
-          release();
+          gate.release();
           await paused.app.stop();
         }
       });
@@ -336,37 +324,23 @@ for (const kind of databaseKinds()) {
       });
 
       it('refuses a registration that commits after its key was revoked mid-flight', async () => {
-        let reached!: () => void;
-        let release!: () => void;
-        const atWrite = new Promise<void>((resolve) => {
-          reached = resolve;
-        });
-        const gate = new Promise<void>((resolve) => {
-          release = resolve;
-        });
-        let armed = false;
+        const gate = writeGate('/v1/templates');
         const paused = await startTestServer(kind, {
           database: server.database,
-          testHooks: {
-            beforeAuthorizedWrite: async (route) => {
-              if (!armed || route !== '/v1/templates') return;
-              reached();
-              await gate;
-            },
-          },
+          testHooks: gate.hooks,
         });
         try {
           const { key, keyId } = await paused.createProject();
           const admin = (await paused.call('POST', '/v1/api-keys', { key, body: { name: 'admin' } })).body;
-          armed = true;
+          gate.arm();
           const inFlight = paused.call('POST', '/v1/templates', { key, body: template() });
-          await atWrite;
+          await gate.atWrite;
           assert.equal((await paused.call('DELETE', `/v1/api-keys/${keyId}`, { key: admin.key })).status, 200);
-          release();
+          gate.release();
           assert.equal((await inFlight).status, 401);
           assert.deepEqual((await paused.call('GET', '/v1/templates', { key: admin.key })).body, []);
         } finally {
-          release();
+          gate.release();
           await paused.app.stop();
         }
       });

@@ -60,6 +60,8 @@ describe('address policy', () => {
       ['2002:7f00:1::', /special-purpose/], // 6to4 for 127.0.0.1
       ['2001::1', /special-purpose/], // Teredo
       ['2001:db8::1', /reserved/],
+      ['::7f00:1', /IPv4-compatible/], // ::127.0.0.1
+      ['::a00:1', /IPv4-compatible/], // ::10.0.0.1
     ];
     for (const [address, reason] of refused) {
       it(`refuses ${address}`, () => {

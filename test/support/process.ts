@@ -30,10 +30,10 @@ export async function startServiceProcess(env: Record<string, string>, args = ['
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no start within 20 s:\n${output}`)), 20_000);
     const look = () => {
-      const match = /"url":"(http:\/\/[^"]+)".*"msg":"svc started"/.exec(output);
-      if (match) {
+      const line = output.split('\n').find((candidate) => candidate.includes('"msg":"svc started"'));
+      if (line) {
         clearTimeout(timer);
-        resolve(match[1]!);
+        resolve(/"url":"(http:\/\/[^"]+)"/.exec(line)?.[1] ?? '');
       }
     };
     child.stdout!.on('data', look);

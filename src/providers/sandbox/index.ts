@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import { claimDue, nextDueAt } from '../../db/claims.ts';
-import type { Database } from '../../db/database.ts';
-import type { MessageStatus } from '../../db/tables.ts';
+import type { Database, Db } from '../../db/database.ts';
+import { GroupCommitter } from '../../db/groupCommit.ts';
+import type { MessageStatus, SandboxReportsTable, SandboxSubmissionsTable } from '../../db/tables.ts';
 import { newId } from '../../domain/ids.ts';
 import { WorkerLoop } from '../../workers/loop.ts';
 import type { Notifier } from '../../workers/notifier.ts';
@@ -20,7 +21,13 @@ import { MAGIC, TEMPORARILY_UNAVAILABLE, UNDELIVERABLE } from './magicRecipients
 import { sandboxReview } from './reviewRules.ts';
 
 const REPORT_BATCH = 200;
-const REPORT_LEASE_MS = 30_000;
+// Making a report takes milliseconds; a short lease lets a restarted process take over quickly.
+const REPORT_LEASE_MS = 5_000;
+
+interface SandboxRecord {
+  submission: SandboxSubmissionsTable;
+  reports: SandboxReportsTable[];
+}
 
 interface PlannedReport {
   status: Exclude<MessageStatus, 'QUEUED' | 'SENT'>;
@@ -39,6 +46,7 @@ export class SandboxProvider implements Provider {
   readonly #database: Database;
   readonly #notifier: Notifier;
   readonly #logger: Logger;
+  readonly #records: GroupCommitter<SandboxRecord, void>;
   #reports: WorkerLoop | undefined;
 
   constructor(settings: Config['sandbox'], database: Database, notifier: Notifier, logger: Logger) {
@@ -46,6 +54,7 @@ export class SandboxProvider implements Provider {
     this.#database = database;
     this.#notifier = notifier;
     this.#logger = logger;
+    this.#records = new GroupCommitter(database, (trx, items) => this.#commitRecords(trx, items));
   }
 
   async submitTemplate(_template: TemplateSubmission) {
@@ -57,48 +66,56 @@ export class SandboxProvider implements Provider {
   }
 
   async sendMessage(message: MessageSubmission): Promise<SendOutcome> {
-    const { db } = this.#database;
     const now = Date.now();
-    const earlier = await db
+    const earlier = message.to === MAGIC.flakyTwice ? await this.#submissionsOf(message.messageId) : 0;
+    const outcome = this.#decide(message.to, earlier);
+    const providerMessageId = outcome.kind === 'accepted' ? outcome.providerMessageId : null;
+    const planned = providerMessageId === null ? [] : this.#plan(message.to);
+    // Like a real provider, the sandbox has taken the message once it answers: its records are
+    // committed first (with the dispatcher's other submissions: one fsync for many).
+    await this.#records.submit({
+      submission: {
+        id: newId('att', now),
+        message_id: message.messageId,
+        provider_message_id: providerMessageId,
+        recipient: message.to,
+        outcome: outcome.kind,
+        submitted_at: now,
+      },
+      reports: planned.map((report) => ({
+        id: newId('att', now),
+        message_id: message.messageId,
+        provider_message_id: providerMessageId!,
+        status: report.status,
+        error: report.error ? JSON.stringify(report.error) : null,
+        due_at: now + report.afterMs,
+        lease_expires_at: null,
+      })),
+    });
+    if (planned.length > 0) this.#notifier.wakeLocal('sandbox');
+    return outcome;
+  }
+
+  async #submissionsOf(messageId: string): Promise<number> {
+    const row = await this.#database.db
       .selectFrom('sandbox_submissions')
       .select((eb) => eb.fn.countAll<number>().as('count'))
-      .where('message_id', '=', message.messageId)
+      .where('message_id', '=', messageId)
       .executeTakeFirstOrThrow();
-    const outcome = this.#decide(message.to, Number(earlier.count));
-    const providerMessageId = outcome.kind === 'accepted' ? outcome.providerMessageId : null;
-    await db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('sandbox_submissions')
-        .values({
-          id: newId('att', now),
-          message_id: message.messageId,
-          provider_message_id: providerMessageId,
-          recipient: message.to,
-          outcome: outcome.kind,
-          submitted_at: now,
-        })
-        .execute();
-      if (providerMessageId === null) return;
-      const planned = this.#plan(message.to);
-      if (planned.length > 0) {
-        await trx
-          .insertInto('sandbox_reports')
-          .values(
-            planned.map((report) => ({
-              id: newId('att', now),
-              provider_message_id: providerMessageId,
-              status: report.status,
-              error: report.error ? JSON.stringify(report.error) : null,
-              due_at: now + report.afterMs,
-              lease_expires_at: null,
-            })),
-          )
-          .execute();
-        await this.#notifier.notifyInTransaction(trx, 'sandbox');
-      }
-    });
-    this.#notifier.wakeLocal('sandbox');
-    return outcome;
+    return Number(row.count);
+  }
+
+  async #commitRecords(trx: Db, items: SandboxRecord[]): Promise<void[]> {
+    await trx
+      .insertInto('sandbox_submissions')
+      .values(items.map((item) => item.submission))
+      .execute();
+    const reports = items.flatMap((item) => item.reports);
+    if (reports.length > 0) {
+      await trx.insertInto('sandbox_reports').values(reports).execute();
+      await this.#notifier.notifyInTransaction(trx, 'sandbox');
+    }
+    return items.map(() => undefined);
   }
 
   start(inbound: ProviderInbound): void {
@@ -113,14 +130,26 @@ export class SandboxProvider implements Provider {
             leaseMs: REPORT_LEASE_MS,
           });
           for (const report of due) {
+            // Like WhatsApp's biz_opaque_callback_data, the report names our message id too.
             await inbound({
               kind: 'message',
+              messageId: report.message_id,
               providerMessageId: report.provider_message_id,
               status: report.status as Exclude<MessageStatus, 'QUEUED'>,
               occurredAt: report.due_at,
               ...(report.error !== null && { error: JSON.parse(report.error) as ProviderError }),
             });
-            await db.deleteFrom('sandbox_reports').where('id', '=', report.id).execute();
+          }
+          // Made (or about a message that no longer exists): either way, done.
+          if (due.length > 0) {
+            await db
+              .deleteFrom('sandbox_reports')
+              .where(
+                'id',
+                'in',
+                due.map((report) => report.id),
+              )
+              .execute();
           }
           return { handled: due.length, nextDueAt: await nextDueAt(db, 'sandbox_reports') };
         },

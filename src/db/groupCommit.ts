@@ -1,0 +1,56 @@
+import type { Database, Db } from './database.ts';
+
+interface Pending<Item, Outcome> {
+  item: Item;
+  resolve: (outcome: Outcome) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: writes submitted while a transaction is committing wait and are committed
+ * together in the next one, so one fsync serves many requests. Under no load a write commits on
+ * its own at once; under load batches grow by themselves, up to `maxBatch`.
+ */
+export class GroupCommitter<Item, Outcome> {
+  readonly #database: Database;
+  readonly #commit: (trx: Db, items: Item[]) => Promise<Outcome[]>;
+  readonly #maxBatch: number;
+  #queue: Pending<Item, Outcome>[] = [];
+  #flushing = false;
+
+  constructor(
+    database: Database,
+    commit: (trx: Db, items: Item[]) => Promise<Outcome[]>,
+    options: { maxBatch?: number } = {},
+  ) {
+    this.#database = database;
+    this.#commit = commit;
+    this.#maxBatch = options.maxBatch ?? 200;
+  }
+
+  submit(item: Item): Promise<Outcome> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ item, resolve, reject });
+      if (!this.#flushing) {
+        this.#flushing = true;
+        // Let the requests already parsed in this turn of the event loop join the batch.
+        setImmediate(() => void this.#flush());
+      }
+    });
+  }
+
+  async #flush(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, this.#maxBatch);
+      try {
+        const outcomes = await this.#database.db
+          .transaction()
+          .execute((trx) => this.#commit(trx, batch.map((pending) => pending.item)));
+        batch.forEach((pending, index) => pending.resolve(outcomes[index]!));
+      } catch (error) {
+        for (const pending of batch) pending.reject(error);
+      }
+    }
+    this.#flushing = false;
+  }
+}

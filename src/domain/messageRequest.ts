@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import { isPossiblePhoneNumber } from 'libphonenumber-js';
+import type { FieldError } from './fieldError.ts';
+
+// Rules for a send request that a schema cannot say: E.164 numbers that can exist, parameter
+// values the provider accepts, and the Idempotency-Key header.
+
+const E164 = /^\+[1-9]\d{7,14}$/;
+
+/** Why `to` cannot be a recipient, or undefined if it can. */
+export function recipientProblem(to: string): string | undefined {
+  if (!E164.test(to)) return 'must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321)';
+  if (!isPossiblePhoneNumber(to)) return 'is not a possible phone number for its country code';
+  return undefined;
+}
+
+// WhatsApp refuses template parameters with new lines, tabs or more than four spaces in a row.
+const NEWLINE_OR_TAB = /[\n\r\t]/;
+const FIVE_SPACES = / {5}/;
+
+/** Field errors for one variables object (`/variables` or `/headerVariables`). */
+export function parameterProblems(field: string, values: Record<string, string> | undefined): FieldError[] {
+  const problems: FieldError[] = [];
+  for (const [key, value] of Object.entries(values ?? {})) {
+    const pointer = `${field}/${key}`;
+    if (value.trim() === '') {
+      problems.push({ field: pointer, code: 'empty', message: `${pointer} must not be empty or blank.` });
+    } else if (NEWLINE_OR_TAB.test(value)) {
+      problems.push({ field: pointer, code: 'provider_rule', message: `${pointer} must not contain new lines or tabs.` });
+    } else if (FIVE_SPACES.test(value)) {
+      problems.push({
+        field: pointer,
+        code: 'provider_rule',
+        message: `${pointer} must not contain more than four consecutive spaces.`,
+      });
+    }
+  }
+  return problems;
+}
+
+/** Keys "1".."n" as the template needs them, compared with the keys given. */
+export function variablesMatch(expected: number, given: Record<string, string> | undefined): boolean {
+  const keys = Object.keys(given ?? {});
+  if (keys.length !== expected) return false;
+  for (let n = 1; n <= expected; n++) if (!keys.includes(String(n))) return false;
+  return true;
+}
+
+/** Values in placeholder order {{1}}, {{2}}, … */
+export function orderedValues(values: Record<string, string> | undefined): string[] {
+  return Object.keys(values ?? {})
+    .sort((a, b) => Number(a) - Number(b))
+    .map((key) => values![key]!);
+}
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
+const QUOTED = /^"((?:[\x20-\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/;
+
+/**
+ * The Idempotency-Key header's key: 1–255 printable ASCII characters; the IETF draft's
+ * structured-field string form ("abc") means the same key as abc. Undefined when absent;
+ * throws a message when malformed.
+ */
+export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  if (Array.isArray(header)) throw new Error('send one Idempotency-Key header');
+  const quoted = QUOTED.exec(header);
+  const key = quoted ? quoted[1]!.replace(/\\(["\\])/g, '$1') : header;
+  if (!PRINTABLE_ASCII.test(key)) throw new Error('Idempotency-Key must be 1 to 255 printable ASCII characters');
+  return key;
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value as object)
+        .sort()
+        .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+    );
+  }
+  return value;
+}
+
+/** A fingerprint of the request body that ignores key order, to tell a replay from a reuse. */
+export function requestFingerprint(body: unknown): string {
+  return createHash('sha256').update(JSON.stringify(canonical(body))).digest('hex');
+}

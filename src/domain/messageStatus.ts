@@ -1,0 +1,30 @@
+import type { MessageStatus } from '../db/tables.ts';
+
+// The message state machine (spec §3, CONTRACT §1): QUEUED → SENT → DELIVERED → READ, and
+// FAILED from any state before READ. Statuses never move backwards; a report that skips states
+// (READ without DELIVERED) implies them, so every message walks the whole chain.
+
+const CHAIN: MessageStatus[] = ['QUEUED', 'SENT', 'DELIVERED', 'READ'];
+
+export type ReportedStatus = Exclude<MessageStatus, 'QUEUED'>;
+
+export function isFinal(status: MessageStatus): boolean {
+  return status === 'READ' || status === 'FAILED';
+}
+
+/**
+ * The statuses to record, in order, when the provider reports `reported` for a message that is
+ * `current`: empty for a duplicate, late or backwards report.
+ */
+export function transitionsFor(current: MessageStatus, reported: ReportedStatus): MessageStatus[] {
+  if (isFinal(current)) return [];
+  if (reported === 'FAILED') return ['FAILED'];
+  const from = CHAIN.indexOf(current);
+  const to = CHAIN.indexOf(reported);
+  return to > from ? CHAIN.slice(from + 1, to + 1) : [];
+}
+
+/** The webhook event type of a status change. */
+export function eventTypeOf(status: ReportedStatus): string {
+  return `message.${status.toLowerCase()}`;
+}

@@ -1,0 +1,137 @@
+import type { Notifier } from '../workers/notifier.ts';
+import { activeApiKeyIds } from '../db/apiKeys.ts';
+import type { Database, Db } from '../db/database.ts';
+import { GroupCommitter } from '../db/groupCommit.ts';
+import { claimIdempotencyKeys, findIdempotencyRecord, type IdempotencyRecord } from '../db/idempotencyKeys.ts';
+import { insertMessageEvents, insertMessages, type MessageEventRow, type MessageRow } from '../db/messages.ts';
+import { ApiError } from './errors.ts';
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export interface AcceptRequest {
+  keyId: string;
+  projectId: string;
+  message: MessageRow;
+  queuedEvent: MessageEventRow;
+  /** The 202 body, stored with the idempotency record so a replay returns it byte for byte. */
+  responseBody: string;
+  idempotency?: { key: string; fingerprint: string };
+}
+
+export type AcceptResult =
+  | { kind: 'accepted'; status: 202; body: string; replayed: false }
+  | { kind: 'replayed'; status: number; body: string; replayed: true };
+
+type CommitOutcome = 'accepted' | 'revoked' | 'key_taken';
+
+const keyOf = (projectId: string, key: string) => `${projectId}\n${key}`;
+
+/**
+ * Accepts messages durably: the message, its QUEUED event and its idempotency record are in the
+ * database before the 202 leaves. Concurrent accepts share one transaction (group commit).
+ */
+export class MessageAcceptor {
+  readonly #database: Database;
+  readonly #notifier: Notifier;
+  readonly #committer: GroupCommitter<AcceptRequest, CommitOutcome>;
+  /** Idempotency keys whose first request is being committed by this process. */
+  readonly #inFlight = new Set<string>();
+
+  constructor(database: Database, notifier: Notifier) {
+    this.#database = database;
+    this.#notifier = notifier;
+    this.#committer = new GroupCommitter(database, (trx, items) => this.#commitBatch(trx, items));
+  }
+
+  /** A stored answer for this idempotency key, or undefined when the key is new. */
+  async replayFor(projectId: string, key: string, fingerprint: string): Promise<AcceptResult | undefined> {
+    if (this.#inFlight.has(keyOf(projectId, key))) {
+      throw new ApiError(
+        'idempotency_request_in_progress',
+        'A request with this Idempotency-Key is still being processed; retry shortly.',
+      );
+    }
+    const record = await findIdempotencyRecord(this.#database.reader, projectId, key, Date.now());
+    return record && replayOf(record, fingerprint);
+  }
+
+  async accept(request: AcceptRequest): Promise<AcceptResult> {
+    const idempotencyKey = request.idempotency && keyOf(request.projectId, request.idempotency.key);
+    if (idempotencyKey !== undefined) {
+      if (this.#inFlight.has(idempotencyKey)) {
+        throw new ApiError(
+          'idempotency_request_in_progress',
+          'A request with this Idempotency-Key is still being processed; retry shortly.',
+        );
+      }
+      this.#inFlight.add(idempotencyKey);
+    }
+    try {
+      const outcome = await this.#committer.submit(request);
+      if (outcome === 'revoked') throw new ApiError('unauthorized', 'The API key was revoked.');
+      if (outcome === 'key_taken') {
+        // Another process committed this key first: answer as its replay (or as a reuse).
+        const record = await findIdempotencyRecord(
+          this.#database.reader,
+          request.projectId,
+          request.idempotency!.key,
+          Date.now(),
+        );
+        if (!record) throw new ApiError('idempotency_request_in_progress', 'Retry this request shortly.');
+        return replayOf(record, request.idempotency!.fingerprint);
+      }
+      this.#notifier.wakeLocal('messages');
+      return { kind: 'accepted', status: 202, body: request.responseBody, replayed: false };
+    } finally {
+      if (idempotencyKey !== undefined) this.#inFlight.delete(idempotencyKey);
+    }
+  }
+
+  async #commitBatch(trx: Db, items: AcceptRequest[]): Promise<CommitOutcome[]> {
+    const { dialect } = this.#database;
+    const now = Date.now();
+    // Revocation applies to requests in flight: a key revoked before this commit writes nothing.
+    const active = await activeApiKeyIds(trx, dialect, [...new Set(items.map((item) => item.keyId))]);
+    const records: IdempotencyRecord[] = [];
+    for (const item of items) {
+      if (!active.has(item.keyId) || !item.idempotency) continue;
+      records.push({
+        project_id: item.projectId,
+        key: item.idempotency.key,
+        request_hash: item.idempotency.fingerprint,
+        message_id: item.message.id,
+        response_status: 202,
+        response_body: item.responseBody,
+        created_at: now,
+        expires_at: now + IDEMPOTENCY_WINDOW_MS,
+      });
+    }
+    const claimed = await claimIdempotencyKeys(trx, records, now);
+    const outcomes = items.map((item): CommitOutcome => {
+      if (!active.has(item.keyId)) return 'revoked';
+      if (item.idempotency && !claimed.has(keyOf(item.projectId, item.idempotency.key))) return 'key_taken';
+      return 'accepted';
+    });
+    const accepted = items.filter((_, index) => outcomes[index] === 'accepted');
+    await insertMessages(
+      trx,
+      accepted.map((item) => item.message),
+    );
+    await insertMessageEvents(
+      trx,
+      accepted.map((item) => item.queuedEvent),
+    );
+    if (accepted.length > 0) await this.#notifier.notifyInTransaction(trx, 'messages');
+    return outcomes;
+  }
+}
+
+function replayOf(record: IdempotencyRecord, fingerprint: string): AcceptResult {
+  if (record.request_hash !== fingerprint) {
+    throw new ApiError(
+      'idempotency_key_reused',
+      'This Idempotency-Key was used with a different request body in the last 24 hours; use a new key.',
+    );
+  }
+  return { kind: 'replayed', status: record.response_status, body: record.response_body, replayed: true };
+}

@@ -1,0 +1,366 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { findMessage, findSendContext, listMessageEvents, listMessages, type MessageRow } from '../../db/messages.ts';
+import type { TemplatesTable } from '../../db/tables.ts';
+import { newId } from '../../domain/ids.ts';
+import {
+  parameterProblems,
+  parseIdempotencyKey,
+  recipientProblem,
+  requestFingerprint,
+  variablesMatch,
+} from '../../domain/messageRequest.ts';
+import { placeholderCount, renderText } from '../../domain/templates.ts';
+import type { TemplateComponent } from '../../providers/provider.ts';
+import { listDeliveriesForMessage, WebhookDeliveryView, webhookDeliveryView } from '../../webhooks/deliveryView.ts';
+import { authenticate } from '../auth.ts';
+import type { HttpContext } from '../context.ts';
+import { ApiError, validationError } from '../errors.ts';
+import { MessageAcceptor } from '../messageAcceptor.ts';
+import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
+import { BEARER, errorResponses, iso, isoOrNull, Timestamp } from '../schemas.ts';
+
+const Status = Type.Union([
+  Type.Literal('QUEUED'),
+  Type.Literal('SENT'),
+  Type.Literal('DELIVERED'),
+  Type.Literal('READ'),
+  Type.Literal('FAILED'),
+]);
+
+const ProviderErrorView = Type.Object({ code: Type.String(), title: Type.String(), message: Type.String() });
+
+export const MessageView = Type.Object({
+  id: Type.String({ examples: ['msg_01jd2k3m4n5p6q7r8s9t0v1w2x'] }),
+  status: Status,
+  to: Type.String(),
+  template: Type.String(),
+  language: Type.String(),
+  queuedAt: Timestamp,
+  updatedAt: Timestamp,
+  sentAt: Type.Union([Timestamp, Type.Null()]),
+  deliveredAt: Type.Union([Timestamp, Type.Null()]),
+  readAt: Type.Union([Timestamp, Type.Null()]),
+  failedAt: Type.Union([Timestamp, Type.Null()]),
+  providerMessageId: Type.Union([Type.String(), Type.Null()]),
+  error: Type.Optional(ProviderErrorView),
+  variables: Type.Record(Type.String(), Type.String()),
+  headerVariables: Type.Optional(Type.Record(Type.String(), Type.String())),
+  content: Type.Object(
+    { header: Type.Optional(Type.String()), body: Type.String(), footer: Type.Optional(Type.String()) },
+    { description: 'What the recipient reads: the template rendered with the variables.' },
+  ),
+});
+
+export function messageView(row: MessageRow) {
+  return {
+    id: row.id,
+    status: row.status,
+    to: row.recipient,
+    template: row.template_name,
+    language: row.language,
+    queuedAt: iso(row.queued_at),
+    updatedAt: iso(row.updated_at),
+    sentAt: isoOrNull(row.sent_at),
+    deliveredAt: isoOrNull(row.delivered_at),
+    readAt: isoOrNull(row.read_at),
+    failedAt: isoOrNull(row.failed_at),
+    providerMessageId: row.provider_message_id,
+    ...(row.status === 'FAILED' && row.error !== null && { error: JSON.parse(row.error) }),
+    variables: JSON.parse(row.variables) as Record<string, string>,
+    ...(row.header_variables !== null && { headerVariables: JSON.parse(row.header_variables) }),
+    content: JSON.parse(row.rendered) as { header?: string; body: string; footer?: string },
+  };
+}
+
+const Variables = (description: string) =>
+  Type.Record(Type.String({ pattern: '^[1-9][0-9]{0,2}$' }), Type.String({ minLength: 1, maxLength: 1024 }), {
+    additionalProperties: false,
+    maxProperties: 100,
+    description,
+  });
+
+const SendBody = Type.Object(
+  {
+    to: Type.String({ maxLength: 32, description: 'E.164 with the leading +, e.g. +5511987654321.' }),
+    template: Type.String({ minLength: 1, maxLength: 512, description: 'Name of an APPROVED template (case-sensitive).' }),
+    language: Type.String({ minLength: 1, maxLength: 16, description: 'Must be the language the template was approved in.' }),
+    variables: Type.Optional(Variables('BODY placeholder values: "1" fills {{1}}, and so on.')),
+    headerVariables: Type.Optional(Variables('HEADER placeholder values, the same way.')),
+  },
+  { additionalProperties: false },
+);
+
+const ListQuery = Type.Object(
+  {
+    ...PageQuery,
+    status: Type.Optional(Status),
+    to: Type.Optional(Type.String({ maxLength: 32 })),
+    template: Type.Optional(Type.String({ maxLength: 512 })),
+    since: Type.Optional(Type.String({ format: 'date-time', description: 'Queued at or after this time.' })),
+    until: Type.Optional(Type.String({ format: 'date-time', description: 'Queued before this time.' })),
+  },
+  { additionalProperties: false },
+);
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+const EventView = Type.Object({
+  id: Type.String(),
+  status: Status,
+  event: Type.Union([Type.String(), Type.Null()], { description: 'The webhook event type; null for QUEUED.' }),
+  occurredAt: Timestamp,
+  error: Type.Optional(ProviderErrorView),
+  deliveries: Type.Array(WebhookDeliveryView, { description: 'Webhook deliveries of this event, with their attempts.' }),
+});
+
+/** Picks the template a send names, or explains with the error the contract gives. */
+function chooseTemplate(candidates: TemplatesTable[], name: string, language: string): TemplatesTable {
+  if (candidates.length === 0) {
+    throw new ApiError('template_not_found', `No template named '${name}' exists in this project.`);
+  }
+  const template = candidates.find((candidate) => candidate.language === language);
+  if (!template) {
+    const languages = candidates.map((candidate) => candidate.language).sort();
+    throw new ApiError(
+      'template_language_mismatch',
+      `Template '${name}' exists in ${languages.join(', ')}, not in '${language}'; send with one of those languages.`,
+    );
+  }
+  if (template.status !== 'APPROVED') {
+    throw new ApiError(
+      'template_not_approved',
+      `Template '${name}' (${language}) is ${template.status}; only APPROVED templates can send.`,
+    );
+  }
+  return template;
+}
+
+function describeKeys(values: Record<string, string> | undefined): string {
+  const keys = Object.keys(values ?? {}).sort((a, b) => Number(a) - Number(b));
+  return keys.length === 0 ? 'none' : keys.map((key) => `"${key}"`).join(', ');
+}
+
+function expectedKeys(count: number): string {
+  return count === 0 ? 'none' : Array.from({ length: count }, (_, i) => `"${i + 1}"`).join(', ');
+}
+
+function sendReplay(reply: FastifyReply, status: number, body: string, replayed: boolean) {
+  if (replayed) reply.header('idempotent-replayed', 'true');
+  return reply.code(status).type('application/json; charset=utf-8').send(body);
+}
+
+export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const acceptor = new MessageAcceptor(ctx.database, ctx.notifier);
+  app.addHook('onRequest', authenticate(ctx));
+
+  api.post(
+    '/v1/messages',
+    {
+      schema: {
+        tags: ['Messages'],
+        summary: 'Send one templated message',
+        description:
+          'Queues the message and answers 202 at once; delivery is asynchronous. With an Idempotency-Key, a repeat ' +
+          'within 24 hours returns the original answer (with `Idempotent-Replayed: true`).',
+        security: BEARER,
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(Type.String({ description: '1–255 printable ASCII characters.' })),
+        }),
+        body: SendBody,
+        response: {
+          202: MessageView,
+          ...errorResponses(
+            'validation_failed',
+            'invalid_json',
+            'template_not_found',
+            'template_not_approved',
+            'template_language_mismatch',
+            'template_variables_mismatch',
+            'provider_not_configured',
+            'idempotency_key_reused',
+            'idempotency_request_in_progress',
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { projectId, keyId } = request.auth;
+      const body = request.body;
+      let idempotencyKey: string | undefined;
+      try {
+        idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
+      } catch (error) {
+        throw validationError([
+          { field: 'header:Idempotency-Key', code: 'invalid', message: (error as Error).message },
+        ]);
+      }
+      const problems = [
+        ...(recipientProblem(body.to) ? [{ field: '/to', code: 'invalid_phone', message: `/to ${recipientProblem(body.to)}.` }] : []),
+        ...parameterProblems('/variables', body.variables),
+        ...parameterProblems('/headerVariables', body.headerVariables),
+      ];
+      if (problems.length > 0) throw validationError(problems);
+
+      const fingerprint = requestFingerprint(body);
+      if (idempotencyKey !== undefined) {
+        const replay = await acceptor.replayFor(projectId, idempotencyKey, fingerprint);
+        if (replay) return sendReplay(reply, replay.status, replay.body, true);
+      }
+
+      const context = await findSendContext(ctx.database.reader, projectId, body.template);
+      if (!context) throw new ApiError('unauthorized', 'The API key is unknown or revoked.');
+      if (!context.providerConfigured) {
+        throw new ApiError(
+          'provider_not_configured',
+          'Save the provider credentials first: PUT /v1/projects/me/provider-credentials.',
+        );
+      }
+      const template = chooseTemplate(context.templates, body.template, body.language);
+      const components = JSON.parse(template.components) as TemplateComponent[];
+      const header = components.find((component) => component.type === 'HEADER');
+      const bodyComponent = components.find((component) => component.type === 'BODY')!;
+      const footer = components.find((component) => component.type === 'FOOTER');
+      const bodyCount = placeholderCount(bodyComponent.text);
+      const headerCount = header ? placeholderCount(header.text) : 0;
+      if (!variablesMatch(bodyCount, body.variables) || !variablesMatch(headerCount, body.headerVariables)) {
+        throw new ApiError(
+          'template_variables_mismatch',
+          `Template '${template.name}' (${template.language}) needs variables ${expectedKeys(bodyCount)} and ` +
+            `headerVariables ${expectedKeys(headerCount)}; got variables ${describeKeys(body.variables)} and ` +
+            `headerVariables ${describeKeys(body.headerVariables)}.`,
+        );
+      }
+
+      const now = Date.now();
+      const content = {
+        ...(header && { header: renderText(header.text, body.headerVariables ?? {}) }),
+        body: renderText(bodyComponent.text, body.variables ?? {}),
+        ...(footer && { footer: footer.text }),
+      };
+      const message: MessageRow = {
+        id: newId('msg', now),
+        project_id: projectId,
+        recipient: body.to,
+        template_id: template.id,
+        template_name: template.name,
+        language: template.language,
+        category: template.category,
+        variables: JSON.stringify(body.variables ?? {}),
+        header_variables: body.headerVariables ? JSON.stringify(body.headerVariables) : null,
+        rendered: JSON.stringify(content),
+        status: 'QUEUED',
+        attempts: 0,
+        due_at: now,
+        lease_expires_at: null,
+        provider_message_id: null,
+        error: null,
+        queued_at: now,
+        sent_at: null,
+        delivered_at: null,
+        read_at: null,
+        failed_at: null,
+        updated_at: now,
+      };
+      await ctx.testHooks.beforeAuthorizedWrite?.('/v1/messages');
+      const result = await acceptor.accept({
+        keyId,
+        projectId,
+        message,
+        queuedEvent: {
+          id: newId('evt', now),
+          message_id: message.id,
+          project_id: projectId,
+          status: 'QUEUED',
+          occurred_at: now,
+          error: null,
+          created_at: now,
+        },
+        responseBody: JSON.stringify(messageView(message)),
+        ...(idempotencyKey !== undefined && { idempotency: { key: idempotencyKey, fingerprint } }),
+      });
+      return sendReplay(reply, result.status, result.body, result.replayed);
+    },
+  );
+
+  api.get(
+    '/v1/messages/:id',
+    {
+      schema: {
+        tags: ['Messages'],
+        summary: 'A message with its current status',
+        security: BEARER,
+        params: IdParams,
+        response: { 200: MessageView, ...errorResponses('not_found') },
+      },
+    },
+    async (request) => {
+      const message = await findMessage(ctx.database.reader, request.auth.projectId, request.params.id);
+      if (!message) throw new ApiError('not_found', 'No message of this project has that id.');
+      return messageView(message);
+    },
+  );
+
+  api.get(
+    '/v1/messages',
+    {
+      schema: {
+        tags: ['Messages'],
+        summary: 'The project’s messages, newest first',
+        description:
+          'A bare array. Pages with `limit` and the opaque `cursor` of the `Link: <…>; rel="next"` header, which is absent on the last page.',
+        security: BEARER,
+        querystring: ListQuery,
+        response: { 200: Type.Array(MessageView), ...errorResponses('validation_failed') },
+      },
+    },
+    async (request, reply) => {
+      const { limit, cursor, status, to, template, since, until } = request.query;
+      const rows = await listMessages(
+        ctx.database.reader,
+        request.auth.projectId,
+        {
+          ...(status && { status }),
+          ...(to && { to }),
+          ...(template && { template }),
+          ...(since && { since: Date.parse(since) }),
+          ...(until && { until: Date.parse(until) }),
+        },
+        { limit, beforeId: decodeCursor(cursor) },
+      );
+      return paginate(request, reply, rows, limit).map(messageView);
+    },
+  );
+
+  api.get(
+    '/v1/messages/:id/events',
+    {
+      schema: {
+        tags: ['Messages'],
+        summary: 'A message’s status history, each change with its webhook deliveries',
+        security: BEARER,
+        params: IdParams,
+        response: { 200: Type.Array(EventView), ...errorResponses('not_found') },
+      },
+    },
+    async (request) => {
+      const { projectId } = request.auth;
+      const message = await findMessage(ctx.database.reader, projectId, request.params.id);
+      if (!message) throw new ApiError('not_found', 'No message of this project has that id.');
+      const [events, deliveries] = await Promise.all([
+        listMessageEvents(ctx.database.reader, projectId, message.id),
+        listDeliveriesForMessage(ctx.database.reader, projectId, message.id),
+      ]);
+      return events.map((event) => ({
+        id: event.id,
+        status: event.status,
+        event: event.status === 'QUEUED' ? null : `message.${event.status.toLowerCase()}`,
+        occurredAt: iso(event.occurred_at),
+        ...(event.error !== null && { error: JSON.parse(event.error) }),
+        deliveries: deliveries.filter((delivery) => delivery.eventId === event.id).map(webhookDeliveryView),
+      }));
+    },
+  );
+}

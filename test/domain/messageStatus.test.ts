@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { eventTypeOf, transitionsFor } from '../../src/domain/messageStatus.ts';
+
+describe('message state machine', () => {
+  it('moves forward one step at a time', () => {
+    assert.deepEqual(transitionsFor('QUEUED', 'SENT'), ['SENT']);
+    assert.deepEqual(transitionsFor('SENT', 'DELIVERED'), ['DELIVERED']);
+    assert.deepEqual(transitionsFor('DELIVERED', 'READ'), ['READ']);
+  });
+
+  it('fills in skipped states: READ implies DELIVERED (and SENT)', () => {
+    assert.deepEqual(transitionsFor('SENT', 'READ'), ['DELIVERED', 'READ']);
+    assert.deepEqual(transitionsFor('QUEUED', 'READ'), ['SENT', 'DELIVERED', 'READ']);
+    assert.deepEqual(transitionsFor('QUEUED', 'DELIVERED'), ['SENT', 'DELIVERED']);
+  });
+
+  it('never moves backwards, and ignores duplicates', () => {
+    assert.deepEqual(transitionsFor('READ', 'DELIVERED'), []);
+    assert.deepEqual(transitionsFor('DELIVERED', 'SENT'), []);
+    assert.deepEqual(transitionsFor('DELIVERED', 'DELIVERED'), []);
+    assert.deepEqual(transitionsFor('SENT', 'SENT'), []);
+  });
+
+  it('reaches FAILED from any state before READ, and nothing leaves FAILED or READ', () => {
+    for (const from of ['QUEUED', 'SENT', 'DELIVERED'] as const) assert.deepEqual(transitionsFor(from, 'FAILED'), ['FAILED']);
+    assert.deepEqual(transitionsFor('READ', 'FAILED'), []);
+    for (const to of ['SENT', 'DELIVERED', 'READ', 'FAILED'] as const) assert.deepEqual(transitionsFor('FAILED', to), []);
+  });
+
+  it('names webhook events', () => {
+    assert.equal(eventTypeOf('SENT'), 'message.sent');
+    assert.equal(eventTypeOf('FAILED'), 'message.failed');
+  });
+});

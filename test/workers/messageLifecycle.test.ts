@@ -1,0 +1,239 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { databaseKinds } from '../support/databases.ts';
+import { writeGate } from '../support/writeGate.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { createSender, type Sender, sendBody, waitForStatus } from '../support/sending.ts';
+
+const ENV = {
+  SVC_SANDBOX_DELIVERY_DELAY_MS: '30',
+  SVC_SANDBOX_READ_DELAY_MS: '30',
+  SVC_SEND_RETRY_SCHEDULE: '20ms,20ms,20ms',
+};
+
+async function submissions(server: TestServer, messageId: string): Promise<number> {
+  const rows = await server.app.database.db
+    .selectFrom('sandbox_submissions')
+    .select('id')
+    .where('message_id', '=', messageId)
+    .execute();
+  return rows.length;
+}
+
+async function statuses(server: TestServer, key: string, id: string): Promise<string[]> {
+  const events = await server.call('GET', `/v1/messages/${id}/events`, { key });
+  return events.body.map((event: any) => event.status);
+}
+
+for (const kind of databaseKinds()) {
+  describe(`message lifecycle (${kind})`, () => {
+    let server: TestServer;
+    let sender: Sender;
+    before(async () => {
+      server = await startTestServer(kind, { env: ENV });
+      sender = await createSender(server);
+    });
+    after(() => server.close());
+
+    async function send(to: string): Promise<string> {
+      const reply = await server.call('POST', '/v1/messages', { key: sender.key, body: sendBody(sender, to) });
+      assert.equal(reply.status, 202, reply.text);
+      return reply.body.id;
+    }
+
+    describe('magic recipients', () => {
+      it('+15550000001 is SENT, then FAILED with 131026', async () => {
+        const id = await send('+15550000001');
+        const failed = await waitForStatus(server, sender.key, id, 'FAILED');
+        assert.equal(failed.error.code, '131026');
+        assert.equal(typeof failed.error.title, 'string');
+        assert.equal(typeof failed.error.message, 'string');
+        assert.match(failed.sentAt, /Z$/);
+        assert.deepEqual(await statuses(server, sender.key, id), ['QUEUED', 'SENT', 'FAILED']);
+      });
+
+      it('+15550000002 fails every submission transiently: retried on the schedule, then FAILED', async () => {
+        const id = await send('+15550000002');
+        const failed = await waitForStatus(server, sender.key, id, 'FAILED');
+        assert.equal(failed.error.code, '131000');
+        assert.equal(failed.sentAt, null);
+        assert.equal(await submissions(server, id), 4); // the first try and three retries
+        assert.deepEqual(await statuses(server, sender.key, id), ['QUEUED', 'FAILED']);
+      });
+
+      it('+15550000003 is DELIVERED and never READ', async () => {
+        const id = await send('+15550000003');
+        await waitForStatus(server, sender.key, id, 'DELIVERED');
+        const pending = await server.app.database.db
+          .selectFrom('sandbox_reports')
+          .select('id')
+          .where('message_id', '=', id)
+          .execute();
+        assert.equal(pending.length, 0, 'no READ report is planned');
+        const message = (await server.call('GET', `/v1/messages/${id}`, { key: sender.key })).body;
+        assert.equal(message.status, 'DELIVERED');
+        assert.equal(message.readAt, null);
+      });
+
+      it('+15550000004 fails its first two submissions, then goes through', async () => {
+        const id = await send('+15550000004');
+        await waitForStatus(server, sender.key, id, 'READ');
+        assert.equal(await submissions(server, id), 3);
+        assert.deepEqual(await statuses(server, sender.key, id), ['QUEUED', 'SENT', 'DELIVERED', 'READ']);
+      });
+    });
+
+    describe('provider reports', () => {
+      // A server of its own whose sandbox never reports by itself, so the test makes every report.
+      async function sentMessage() {
+        return startTestServer(kind, {
+          env: { ...ENV, SVC_SANDBOX_DELIVERY_DELAY_MS: '3600000', SVC_SANDBOX_READ_DELAY_MS: '3600000' },
+        });
+      }
+
+      it('READ without DELIVERED records DELIVERED first, at the same time', async () => {
+        const slow = await sentMessage();
+        try {
+          const sender = await createSender(slow);
+          const reply = await slow.call('POST', '/v1/messages', { key: sender.key, body: sendBody(sender) });
+          const sent = await waitForStatus(slow, sender.key, reply.body.id, 'SENT');
+          const at = Date.now();
+          assert.equal(
+            await slow.app.inbound({ kind: 'message', providerMessageId: sent.providerMessageId, status: 'READ', occurredAt: at }),
+            'applied',
+          );
+          const events = (await slow.call('GET', `/v1/messages/${sent.id}/events`, { key: sender.key })).body;
+          assert.deepEqual(
+            events.map((event: any) => event.status),
+            ['QUEUED', 'SENT', 'DELIVERED', 'READ'],
+          );
+          assert.equal(events[2].occurredAt, events[3].occurredAt);
+          const read = (await slow.call('GET', `/v1/messages/${sent.id}`, { key: sender.key })).body;
+          assert.equal(read.deliveredAt, new Date(at).toISOString());
+          assert.equal(read.readAt, new Date(at).toISOString());
+        } finally {
+          await slow.close();
+        }
+      });
+
+      it('duplicate, late and out-of-order reports change nothing; FAILED never follows READ', async () => {
+        const slow = await sentMessage();
+        try {
+          const sender = await createSender(slow);
+          const reply = await slow.call('POST', '/v1/messages', { key: sender.key, body: sendBody(sender) });
+          const sent = await waitForStatus(slow, sender.key, reply.body.id, 'SENT');
+          const report = (status: 'SENT' | 'DELIVERED' | 'READ' | 'FAILED') =>
+            slow.app.inbound({
+              kind: 'message',
+              providerMessageId: sent.providerMessageId,
+              status,
+              occurredAt: Date.now(),
+              ...(status === 'FAILED' && { error: { code: '131026', title: 't', message: 'm' } }),
+            });
+          assert.equal(await report('DELIVERED'), 'applied');
+          assert.equal(await report('DELIVERED'), 'unchanged');
+          assert.equal(await report('SENT'), 'unchanged');
+          assert.equal(await report('READ'), 'applied');
+          assert.equal(await report('DELIVERED'), 'unchanged');
+          assert.equal(await report('FAILED'), 'unchanged');
+          assert.equal(
+            await slow.app.inbound({ kind: 'message', providerMessageId: 'wamid.unknown', status: 'READ', occurredAt: Date.now() }),
+            'unknown',
+          );
+          const message = (await slow.call('GET', `/v1/messages/${sent.id}`, { key: sender.key })).body;
+          assert.equal(message.status, 'READ');
+          assert.equal(message.failedAt, null);
+          assert.deepEqual(await statuses(slow, sender.key, sent.id), ['QUEUED', 'SENT', 'DELIVERED', 'READ']);
+        } finally {
+          await slow.close();
+        }
+      });
+    });
+
+    describe('test helper: advance', () => {
+      it('moves a message forward, fills skipped states, and refuses to go back', async () => {
+        const slow = await startTestServer(kind, { env: { ...ENV, SVC_SANDBOX_DELIVERY_DELAY_MS: '3600000' } });
+        try {
+          const sender = await createSender(slow);
+          const reply = await slow.call('POST', '/v1/messages', { key: sender.key, body: sendBody(sender) });
+          const id = reply.body.id;
+          await waitForStatus(slow, sender.key, id, 'SENT');
+          const read = await slow.call('POST', `/v1/test-helpers/messages/${id}/advance`, {
+            key: sender.key,
+            body: { status: 'READ' },
+          });
+          assert.equal(read.status, 200, read.text);
+          assert.equal(read.body.status, 'READ');
+          assert.deepEqual(await statuses(slow, sender.key, id), ['QUEUED', 'SENT', 'DELIVERED', 'READ']);
+          const back = await slow.call('POST', `/v1/test-helpers/messages/${id}/advance`, {
+            key: sender.key,
+            body: { status: 'DELIVERED' },
+          });
+          assert.equal(back.status, 409);
+          const failed = await slow.call('POST', `/v1/test-helpers/messages/${id}/advance`, {
+            key: sender.key,
+            body: { status: 'FAILED' },
+          });
+          assert.equal(failed.status, 409);
+          const stranger = await slow.createProject();
+          const theirs = await slow.call('POST', `/v1/test-helpers/messages/${id}/advance`, {
+            key: stranger.key,
+            body: { status: 'READ' },
+          });
+          assert.equal(theirs.status, 404);
+          const bad = await slow.call('POST', `/v1/test-helpers/messages/${id}/advance`, {
+            key: sender.key,
+            body: { status: 'QUEUED' },
+          });
+          assert.equal(bad.status, 400);
+        } finally {
+          await slow.close();
+        }
+      });
+
+      it('FAILED from SENT carries an error', async () => {
+        const slow = await startTestServer(kind, { env: { ...ENV, SVC_SANDBOX_DELIVERY_DELAY_MS: '3600000' } });
+        try {
+          const sender = await createSender(slow);
+          const reply = await slow.call('POST', '/v1/messages', { key: sender.key, body: sendBody(sender) });
+          await waitForStatus(slow, sender.key, reply.body.id, 'SENT');
+          const failed = await slow.call('POST', `/v1/test-helpers/messages/${reply.body.id}/advance`, {
+            key: sender.key,
+            body: { status: 'FAILED' },
+          });
+          assert.equal(failed.status, 200);
+          assert.equal(failed.body.status, 'FAILED');
+          assert.equal(typeof failed.body.error.code, 'string');
+        } finally {
+          await slow.close();
+        }
+      });
+    });
+
+    describe('revocation', () => {
+      it('a send whose key is revoked while it is in flight is refused with 401 and stores nothing', async () => {
+        const gate = writeGate('/v1/messages');
+        const paused = await startTestServer(kind, {
+          database: server.database,
+          env: ENV,
+          testHooks: gate.hooks,
+        });
+        try {
+          const doomed = (await paused.call('POST', '/v1/api-keys', { key: sender.key, body: { name: 'doomed' } })).body;
+          gate.arm();
+          const to = '+5511933334444';
+          const inFlight = paused.call('POST', '/v1/messages', { key: doomed.key, body: sendBody(sender, to) });
+          await gate.atWrite;
+          assert.equal((await paused.call('DELETE', `/v1/api-keys/${doomed.id}`, { key: sender.key })).status, 200);
+          gate.release();
+          const late = await inFlight;
+          assert.equal(late.status, 401);
+          const listed = await paused.call('GET', `/v1/messages?to=${encodeURIComponent(to)}`, { key: sender.key });
+          assert.deepEqual(listed.body, []);
+        } finally {
+          await paused.app.stop();
+        }
+      });
+    });
+  });
+}
