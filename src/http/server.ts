@@ -7,8 +7,14 @@ import { errorHandler, sendProblem } from './errorHandler.ts';
 import { ApiError } from './errors.ts';
 import { instrumentHttp } from './metrics.ts';
 import { apiKeyRoutes } from './routes/apiKeys.ts';
+import { messageRoutes } from './routes/messages.ts';
 import { healthRoutes } from './routes/health.ts';
 import { projectRoutes } from './routes/projects.ts';
+import { templateRoutes } from './routes/templates.ts';
+import { testHelperRoutes } from './routes/testHelpers.ts';
+import { providerCredentialRoutes } from './routes/providerCredentials.ts';
+import { webhookSecretRoutes } from './routes/webhookSecret.ts';
+import { webhookDeliveryRoutes } from './routes/webhookDeliveries.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { randomBytes } from 'node:crypto';
 
@@ -123,6 +129,12 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
 
   await app.register(async (scope) => healthRoutes(scope, ctx));
   await app.register(async (scope) => projectRoutes(scope, ctx));
+  await app.register(async (scope) => providerCredentialRoutes(scope, ctx));
+  await app.register(async (scope) => webhookSecretRoutes(scope, ctx));
   await app.register(async (scope) => apiKeyRoutes(scope, ctx));
+  await app.register(async (scope) => templateRoutes(scope, ctx));
+  await app.register(async (scope) => testHelperRoutes(scope, ctx));
+  await app.register(async (scope) => messageRoutes(scope, ctx));
+  await app.register(async (scope) => webhookDeliveryRoutes(scope, ctx));
   return app;
 }

@@ -3,8 +3,13 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Provider } from '../providers/provider.ts';
 import type { Registry } from 'prom-client';
-import type { WorkerLoop } from './loop.ts';
+import { WorkerLoop } from './loop.ts';
+import { createDispatchJob } from './dispatch.ts';
+import { createMaintenanceJob } from './maintenance.ts';
+import { createSendRateGate } from './sendRate.ts';
+import { createTemplateReviewJob } from './templateReview.ts';
 import type { Notifier } from './notifier.ts';
+import { WebhookDeliveryJob, WebhookDeliveryLoop } from './webhookDelivery.ts';
 
 export interface WorkerDeps {
   config: Config;
@@ -17,7 +22,18 @@ export interface WorkerDeps {
 }
 
 /** The background loops of a worker process, each woken by its channel. */
-export function createWorkers(_deps: WorkerDeps): WorkerLoop[] {
-  const loops: WorkerLoop[] = [];
+export function createWorkers(deps: WorkerDeps): WorkerLoop[] {
+  const { logger, notifier } = deps;
+  const dispatch = new WorkerLoop(
+    createDispatchJob(deps, createSendRateGate(deps.database, deps.config.providerMaxMps)),
+    logger,
+  );
+  notifier.on('messages', () => dispatch.wake());
+  const maintenance = new WorkerLoop(createMaintenanceJob(deps), logger, { pollMs: 60_000 });
+  const templateReview = new WorkerLoop(createTemplateReviewJob(deps), logger);
+  notifier.on('templates', () => templateReview.wake());
+  const webhooks = new WebhookDeliveryLoop(new WebhookDeliveryJob(deps), logger);
+  notifier.on('webhooks', () => webhooks.wake());
+  const loops: WorkerLoop[] = [dispatch, maintenance, templateReview, webhooks];
   return loops;
 }

@@ -1,0 +1,274 @@
+import { sql } from 'kysely';
+import type { Db, DialectName } from './database.ts';
+import type {
+  ProjectsTable,
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhookDeliveryStatus,
+} from './tables.ts';
+
+// The webhook delivery log and queue. A delivery is one (status event, callback URL) pair; it is
+// due while pending (due_at set), holds a lease while a worker attempts it, and keeps every
+// attempt in webhook_attempts. Every query names the project, except the worker's own.
+
+export type WebhookDeliveryRow = WebhookDeliveriesTable;
+export type WebhookAttemptRow = WebhookAttemptsTable;
+
+export interface DeliveryWithAttempts {
+  delivery: WebhookDeliveryRow;
+  attempts: WebhookAttemptRow[];
+}
+
+export async function insertWebhookDelivery(db: Db, row: WebhookDeliveryRow): Promise<void> {
+  await db.insertInto('webhook_deliveries').values(row).execute();
+}
+
+export async function findProjectCallbackUrl(db: Db, projectId: string): Promise<string | null | undefined> {
+  const row = await db
+    .selectFrom('projects')
+    .select('callback_url')
+    .where('id', '=', projectId)
+    .executeTakeFirst();
+  return row?.callback_url;
+}
+
+export type DeliveryProject = Pick<
+  ProjectsTable,
+  'id' | 'callback_url' | 'webhook_secret_enc' | 'previous_webhook_secret_enc' | 'previous_webhook_secret_expires_at'
+>;
+
+/** What the worker needs of each project to send its deliveries: the URL and the sealed secrets. */
+export async function findDeliveryProjects(db: Db, ids: readonly string[]): Promise<Map<string, DeliveryProject>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('projects')
+    .select([
+      'id',
+      'callback_url',
+      'webhook_secret_enc',
+      'previous_webhook_secret_enc',
+      'previous_webhook_secret_expires_at',
+    ])
+    .where('id', 'in', [...new Set(ids)])
+    .execute();
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+// One message's events are first attempted in the order they happened: the rank of the event
+// (the state machine's order), then the event id (creation order).
+const EVENT_RANK_SQL = (alias: 'd' | 'e') => sql`case ${sql.ref(`${alias}.event`)}
+  when 'message.sent' then 1 when 'message.delivered' then 2 when 'message.read' then 3 else 4 end`;
+
+export interface ClaimDeliveriesOptions {
+  now: number;
+  limit: number;
+  leaseMs: number;
+  /** Projects whose deliveries this worker cannot start now (their receiver is saturated). */
+  skipProjects?: readonly string[];
+}
+
+/**
+ * Claims up to `limit` due deliveries, oldest due first, as claimDue does (a lease; SKIP LOCKED
+ * on PostgreSQL), leaving out any delivery whose message has an earlier event still waiting for
+ * its first attempt.
+ */
+export async function claimDueWebhookDeliveries(
+  db: Db,
+  dialect: DialectName,
+  options: ClaimDeliveriesOptions,
+): Promise<WebhookDeliveryRow[]> {
+  const { now } = options;
+  const skip =
+    options.skipProjects && options.skipProjects.length > 0
+      ? sql`and d.project_id not in (${sql.join([...options.skipProjects])})`
+      : sql``;
+  const lockClause = dialect === 'postgres' ? sql`for update of d skip locked` : sql``;
+  const result = await sql<WebhookDeliveryRow>`
+    update webhook_deliveries set lease_expires_at = ${now + options.leaseMs}
+    where id in (
+      select d.id from webhook_deliveries d
+      where d.due_at <= ${now} and d.status = 'pending'
+        and (d.lease_expires_at is null or d.lease_expires_at <= ${now})
+        ${skip}
+        and (d.attempt_count > 0 or not exists (
+          select 1 from webhook_deliveries e
+          where e.message_id = d.message_id and e.project_id = d.project_id
+            and e.status = 'pending' and e.attempt_count = 0 and e.id <> d.id
+            and (${EVENT_RANK_SQL('e')} < ${EVENT_RANK_SQL('d')}
+              or (${EVENT_RANK_SQL('e')} = ${EVENT_RANK_SQL('d')} and e.event_id < d.event_id))))
+      order by d.due_at
+      limit ${options.limit}
+      ${lockClause}
+    )
+    returning *`.execute(db);
+  return result.rows;
+}
+
+/**
+ * The next time a delivery falls due, after `now` (one index seek). Deliveries already due but
+ * not claimable — waiting for an earlier event or a saturated receiver — are left out: an attempt
+ * finishing wakes the worker for them. Expired leases (a crashed worker) are found by the poll.
+ */
+export async function nextWebhookDueAt(db: Db, now: number): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.min('due_at').as('next'))
+    .where('due_at', '>', now)
+    .executeTakeFirst();
+  const next = row?.next;
+  return next === null || next === undefined ? undefined : Number(next);
+}
+
+/** Gives a claimed delivery back untouched, for another worker or a later claim. */
+export async function releaseWebhookDelivery(db: Db, id: string): Promise<void> {
+  await db.updateTable('webhook_deliveries').set({ lease_expires_at: null }).where('id', '=', id).execute();
+}
+
+export interface AttemptOutcomeUpdate {
+  status: WebhookDeliveryStatus;
+  url: string;
+  dueAt: number | null;
+  now: number;
+}
+
+/** Records one attempt and the delivery's next state, in one transaction. */
+export async function recordWebhookAttempt(
+  db: Db,
+  attempt: WebhookAttemptRow,
+  update: AttemptOutcomeUpdate,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.insertInto('webhook_attempts').values(attempt).execute();
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({
+        status: update.status,
+        url: update.url,
+        attempt_count: attempt.attempt,
+        due_at: update.dueAt,
+        lease_expires_at: null,
+        updated_at: update.now,
+      })
+      .where('id', '=', attempt.delivery_id)
+      .execute();
+  });
+}
+
+async function attemptsOf(db: Db, deliveries: WebhookDeliveryRow[]): Promise<DeliveryWithAttempts[]> {
+  if (deliveries.length === 0) return [];
+  const attempts = await db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where(
+      'delivery_id',
+      'in',
+      deliveries.map((row) => row.id),
+    )
+    .orderBy('delivery_id')
+    .orderBy('attempt')
+    .execute();
+  const byDelivery = new Map<string, WebhookAttemptRow[]>();
+  for (const attempt of attempts) {
+    const list = byDelivery.get(attempt.delivery_id) ?? [];
+    list.push(attempt);
+    byDelivery.set(attempt.delivery_id, list);
+  }
+  return deliveries.map((delivery) => ({ delivery, attempts: byDelivery.get(delivery.id) ?? [] }));
+}
+
+export async function findWebhookDelivery(
+  db: Db,
+  projectId: string,
+  id: string,
+): Promise<DeliveryWithAttempts | undefined> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return (await attemptsOf(db, [row]))[0];
+}
+
+export interface DeliveryFilter {
+  /** Page size plus one, to learn whether there is a next page. */
+  limit: number;
+  /** Continue after this id (exclusive), newest first. */
+  before?: string;
+  status?: WebhookDeliveryStatus;
+  event?: string;
+  messageId?: string;
+}
+
+/** A page of the project's deliveries, newest first (ids are UUIDv7: they sort by creation time). */
+export async function listWebhookDeliveries(
+  db: Db,
+  projectId: string,
+  filter: DeliveryFilter,
+): Promise<DeliveryWithAttempts[]> {
+  let query = db.selectFrom('webhook_deliveries').selectAll().where('project_id', '=', projectId);
+  if (filter.before !== undefined) query = query.where('id', '<', filter.before);
+  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  if (filter.event !== undefined) query = query.where('event', '=', filter.event);
+  if (filter.messageId !== undefined) query = query.where('message_id', '=', filter.messageId);
+  const rows = await query.orderBy('id', 'desc').limit(filter.limit).execute();
+  return attemptsOf(db, rows);
+}
+
+/** Every delivery of one message, oldest first, for its events view (join on delivery.event_id). */
+export async function listDeliveriesForMessage(
+  db: Db,
+  projectId: string,
+  messageId: string,
+): Promise<DeliveryWithAttempts[]> {
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('message_id', '=', messageId)
+    .orderBy('id')
+    .execute();
+  return attemptsOf(db, rows);
+}
+
+/**
+ * Makes a delivery due now, whatever its status, for a manual retry. A delivery whose attempt is
+ * in flight (live lease) is left alone: that attempt is the retry. Returns false when the project
+ * has no such delivery.
+ */
+export async function requestWebhookRetry(db: Db, projectId: string, id: string, now: number): Promise<boolean> {
+  const updated = await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', due_at: now, updated_at: now })
+    .where('project_id', '=', projectId)
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)]))
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) > 0) return true;
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('project_id', '=', projectId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export interface WebhookQueueStats {
+  /** Pending deliveries, due or not. */
+  depth: number;
+  /** The due time of the oldest delivery that is due, if any. */
+  oldestDueAt: number | undefined;
+}
+
+export async function webhookQueueStats(db: Db, now: number): Promise<WebhookQueueStats> {
+  const result = await sql<{ depth: number | string; oldest: number | string | null }>`
+    select count(*) as depth, min(case when due_at <= ${now} then due_at end) as oldest
+    from webhook_deliveries where due_at is not null`.execute(db);
+  const row = result.rows[0];
+  return {
+    depth: Number(row?.depth ?? 0),
+    oldestDueAt: row?.oldest === null || row?.oldest === undefined ? undefined : Number(row.oldest),
+  };
+}

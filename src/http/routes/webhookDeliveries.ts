@@ -1,0 +1,132 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { findWebhookDelivery, listWebhookDeliveries, requestWebhookRetry } from '../../db/webhookDeliveries.ts';
+import { WEBHOOK_EVENTS } from '../../domain/webhookPayload.ts';
+import {
+  webhookDeliveryListView,
+  webhookDeliveryOf,
+  WebhookDeliveryView,
+  webhookDeliveryView,
+} from '../../webhooks/deliveryView.ts';
+import { authenticate, authorizedWrite } from '../auth.ts';
+import type { HttpContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
+import { BEARER, errorResponses } from '../schemas.ts';
+
+const DeliveryStatus = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]);
+
+const ListQuery = Type.Object(
+  {
+    ...PageQuery,
+    status: Type.Optional(DeliveryStatus),
+    event: Type.Optional(Type.Union(WEBHOOK_EVENTS.map((event) => Type.Literal(event)))),
+    messageId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only this message’s deliveries.' })),
+  },
+  { additionalProperties: false },
+);
+
+const DeliveryIdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function notFound(): ApiError {
+  return new ApiError('not_found', 'No webhook delivery of this project has that id.');
+}
+
+export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  app.addHook('onRequest', authenticate(ctx));
+
+  async function load(projectId: string, id: string) {
+    const found = UUID.test(id) ? await findWebhookDelivery(ctx.database.db, projectId, id) : undefined;
+    if (!found) throw notFound();
+    return webhookDeliveryOf(found);
+  }
+
+  api.get(
+    '/v1/webhook-deliveries',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'List the project’s webhook deliveries, newest first',
+        description:
+          'A bare array, paged with `limit` and `cursor` (the next page is in the `Link: <…>; rel="next"` ' +
+          'header). Attempts are listed without the receiver’s answers; read one delivery for those.',
+        security: BEARER,
+        querystring: ListQuery,
+        response: { 200: Type.Array(WebhookDeliveryView), ...errorResponses('validation_failed') },
+      },
+    },
+    async (request, reply) => {
+      const { limit, cursor, status, event, messageId } = request.query;
+      const before = decodeCursor(cursor);
+      const rows = await listWebhookDeliveries(ctx.database.db, request.auth.projectId, {
+        limit: limit + 1,
+        ...(before !== undefined && { before }),
+        ...(status !== undefined && { status }),
+        ...(event !== undefined && { event }),
+        ...(messageId !== undefined && { messageId }),
+      });
+      const page = paginate(
+        request,
+        reply,
+        rows.map((row) => ({ id: row.delivery.id, row })),
+        limit,
+      );
+      return page.map(({ row }) => webhookDeliveryListView(webhookDeliveryOf(row)));
+    },
+  );
+
+  api.get(
+    '/v1/webhook-deliveries/:id',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'A webhook delivery with every attempt',
+        description: 'Each attempt: when, where, the status code, how long, why it failed, and the first 1 KiB of the answer.',
+        security: BEARER,
+        params: DeliveryIdParams,
+        response: { 200: WebhookDeliveryView, ...errorResponses('not_found') },
+      },
+    },
+    async (request) => webhookDeliveryView(await load(request.auth.projectId, request.params.id)),
+  );
+
+  api.post(
+    '/v1/webhook-deliveries/:id/retry',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'Send a webhook delivery again, now',
+        description:
+          'Makes the delivery due at once, whatever its status: a new attempt with the same delivery id ' +
+          '(X-Service-Delivery, webhook-id), the same body, a fresh timestamp and signature. Answers 202 with ' +
+          'the delivery (`pending`); read it back for the attempt. If that attempt fails, the delivery follows ' +
+          'the retry schedule when attempts remain in it, and is failed otherwise. When an attempt is in ' +
+          'flight already, that attempt is the retry.',
+        security: BEARER,
+        params: DeliveryIdParams,
+        response: { 202: WebhookDeliveryView, ...errorResponses('not_found') },
+      },
+    },
+    async (request, reply) => {
+      const { projectId } = request.auth;
+      const { id } = request.params;
+      if (!UUID.test(id)) throw notFound();
+      const now = Date.now();
+      const delivery = await authorizedWrite(ctx, request, async (trx) => {
+        const found = (await requestWebhookRetry(trx, projectId, id, now))
+          ? await findWebhookDelivery(trx, projectId, id)
+          : undefined;
+        if (!found) throw notFound();
+        await ctx.notifier.notifyInTransaction(trx, 'webhooks');
+        return webhookDeliveryOf(found);
+      });
+      ctx.notifier.wakeLocal('webhooks');
+      reply.code(202);
+      return webhookDeliveryView(delivery);
+    },
+  );
+}

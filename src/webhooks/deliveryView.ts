@@ -1,0 +1,132 @@
+import { Type, type Static } from 'typebox';
+import type { Db } from '../db/database.ts';
+import {
+  type DeliveryWithAttempts,
+  listDeliveriesForMessage as listDeliveryRowsForMessage,
+} from '../db/webhookDeliveries.ts';
+import { WEBHOOK_EVENTS } from '../domain/webhookPayload.ts';
+
+// A webhook delivery as the API shows it (CONTRACT §6): the delivery log of one event to one
+// callback URL, with every attempt.
+
+const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T10:00:00.000Z'] });
+
+export const WebhookAttemptView = Type.Object({
+  attempt: Type.Integer({ minimum: 1, description: 'The X-Service-Delivery-Attempt value: 1, 2, …' }),
+  at: Timestamp,
+  url: Type.String({ description: 'Where this attempt was sent.' }),
+  statusCode: Type.Optional(Type.Integer({ description: 'The receiver’s HTTP status, when it answered.' })),
+  durationMs: Type.Integer({ minimum: 0 }),
+  error: Type.Optional(
+    Type.String({ description: 'Why the attempt failed: timeout, connection error, redirect, refused address…' }),
+  ),
+  responseBody: Type.Optional(
+    Type.String({ description: 'The first 1 KiB of the receiver’s answer (not in lists).' }),
+  ),
+});
+
+export const WebhookDeliveryView = Type.Object({
+  id: Type.String({
+    format: 'uuid',
+    description: 'X-Service-Delivery and webhook-id: the same on every attempt.',
+    examples: ['019a5f3e-8c1d-7b2a-9e4f-0a1b2c3d4e5f'],
+  }),
+  eventId: Type.String({ description: 'The message event (status change) this delivery reports.' }),
+  event: Type.Union(WEBHOOK_EVENTS.map((event) => Type.Literal(event))),
+  messageId: Type.String(),
+  url: Type.String({ description: 'The callback URL; the project’s current one until the first attempt.' }),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
+  attempts: Type.Array(WebhookAttemptView),
+  nextAttemptAt: Type.Optional(Timestamp),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export type WebhookDeliveryViewType = Static<typeof WebhookDeliveryView>;
+
+export interface WebhookAttempt {
+  attempt: number;
+  at: number;
+  url: string;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseBody: string | null;
+}
+
+/** A delivery and its attempts (times in epoch ms). */
+export interface WebhookDelivery {
+  id: string;
+  eventId: string;
+  event: string;
+  messageId: string;
+  url: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  nextAttemptAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+  attempts: WebhookAttempt[];
+}
+
+export function webhookDeliveryOf({ delivery: row, attempts }: DeliveryWithAttempts): WebhookDelivery {
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    event: row.event,
+    messageId: row.message_id,
+    url: row.url,
+    status: row.status,
+    nextAttemptAt: row.status === 'pending' ? row.due_at : null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    attempts: attempts.map((attempt) => ({
+      attempt: attempt.attempt,
+      at: attempt.at,
+      url: attempt.url,
+      statusCode: attempt.status_code,
+      durationMs: attempt.duration_ms,
+      error: attempt.error,
+      responseBody: attempt.response_body,
+    })),
+  };
+}
+
+/** A delivery in the API's shape. */
+export function webhookDeliveryView(delivery: WebhookDelivery): WebhookDeliveryViewType {
+  return {
+    id: delivery.id,
+    eventId: delivery.eventId,
+    event: delivery.event as WebhookDeliveryViewType['event'],
+    messageId: delivery.messageId,
+    url: delivery.url,
+    status: delivery.status,
+    attempts: delivery.attempts.map((attempt) => ({
+      attempt: attempt.attempt,
+      at: new Date(attempt.at).toISOString(),
+      url: attempt.url,
+      ...(attempt.statusCode !== null && { statusCode: attempt.statusCode }),
+      durationMs: attempt.durationMs,
+      ...(attempt.error !== null && { error: attempt.error }),
+      ...(attempt.responseBody !== null && { responseBody: attempt.responseBody }),
+    })),
+    ...(delivery.nextAttemptAt !== null && { nextAttemptAt: new Date(delivery.nextAttemptAt).toISOString() }),
+    createdAt: new Date(delivery.createdAt).toISOString(),
+    updatedAt: new Date(delivery.updatedAt).toISOString(),
+  };
+}
+
+/** The same, lighter for lists: attempts without the receiver's answers. */
+export function webhookDeliveryListView(delivery: WebhookDelivery): WebhookDeliveryViewType {
+  const view = webhookDeliveryView(delivery);
+  for (const attempt of view.attempts) delete attempt.responseBody;
+  return view;
+}
+
+/** Every delivery of a message, oldest first; each names its `eventId` (render with webhookDeliveryView). */
+export async function listDeliveriesForMessage(
+  db: Db,
+  projectId: string,
+  messageId: string,
+): Promise<WebhookDelivery[]> {
+  return (await listDeliveryRowsForMessage(db, projectId, messageId)).map(webhookDeliveryOf);
+}
