@@ -54,23 +54,27 @@ export async function findApiKey(db: Db, projectId: string, id: string): Promise
 }
 
 /**
- * Revokes an active key unless it is the project's last. Locks the project's active keys (on
- * PostgreSQL) so two concurrent revocations cannot leave the project with none.
+ * Revokes an active key unless it is the project's last. Locks the project's active keys first,
+ * in id order (PostgreSQL), so concurrent revocations serialise instead of deadlocking and cannot
+ * leave the project with none; the requester's own key is checked under the same lock.
  */
 export async function revokeApiKey(
   db: Db,
   dialect: DialectName,
   projectId: string,
   id: string,
+  requesterKeyId: string,
   now: number,
-): Promise<'revoked' | 'not_found' | 'last_active_key'> {
+): Promise<'revoked' | 'not_found' | 'last_active_key' | 'requester_revoked'> {
   const active = await db
     .selectFrom('api_keys')
     .select('id')
     .where('project_id', '=', projectId)
     .where('revoked_at', 'is', null)
+    .orderBy('id')
     .$if(dialect === 'postgres', (query) => query.forUpdate())
     .execute();
+  if (!active.some((key) => key.id === requesterKeyId)) return 'requester_revoked';
   if (!active.some((key) => key.id === id)) return 'not_found';
   if (active.length === 1) return 'last_active_key';
   await db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).execute();
@@ -90,6 +94,7 @@ export async function activeApiKeyIds(db: Db, dialect: DialectName, ids: string[
     .select('id')
     .where('id', 'in', ids)
     .where('revoked_at', 'is', null)
+    .orderBy('id')
     .$if(dialect === 'postgres', (query) => query.forShare())
     .execute();
   return new Set(rows.map((row) => row.id));

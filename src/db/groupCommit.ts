@@ -43,14 +43,23 @@ export class GroupCommitter<Item, Outcome> {
     while (this.#queue.length > 0) {
       const batch = this.#queue.splice(0, this.#maxBatch);
       try {
-        const outcomes = await this.#database.db
-          .transaction()
-          .execute((trx) => this.#commit(trx, batch.map((pending) => pending.item)));
-        batch.forEach((pending, index) => pending.resolve(outcomes[index]!));
+        await this.#commitTogether(batch);
       } catch (error) {
-        for (const pending of batch) pending.reject(error);
+        if (batch.length === 1) {
+          batch[0]!.reject(error);
+          continue;
+        }
+        // One bad write (or a deadlock victim) must not fail its neighbours: commit each alone.
+        for (const pending of batch) await this.#commitTogether([pending]).catch(pending.reject);
       }
     }
     this.#flushing = false;
+  }
+
+  async #commitTogether(batch: Pending<Item, Outcome>[]): Promise<void> {
+    const outcomes = await this.#database.db
+      .transaction()
+      .execute((trx) => this.#commit(trx, batch.map((pending) => pending.item)));
+    batch.forEach((pending, index) => pending.resolve(outcomes[index]!));
   }
 }

@@ -52,10 +52,12 @@ export async function authorizedWrite<T>(
   ctx: HttpContext,
   request: FastifyRequest,
   work: (trx: Db) => Promise<T>,
+  options: { workChecksKey?: boolean } = {},
 ): Promise<T> {
   await ctx.testHooks.beforeAuthorizedWrite?.(request.routeOptions.url ?? request.url);
   return ctx.database.db.transaction().execute(async (trx) => {
-    if (!(await isApiKeyActive(trx, ctx.database.dialect, request.auth.keyId))) {
+    // `workChecksKey`: the work locks the key row itself (revocation does, to keep lock order).
+    if (!options.workChecksKey && !(await isApiKeyActive(trx, ctx.database.dialect, request.auth.keyId))) {
       throw unauthorized('The API key was revoked.');
     }
     return work(trx);

@@ -62,11 +62,12 @@ export function toApiError(error: FastifyError): ApiError | undefined {
 
 export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
-  if (error.status === 401) reply.header('www-authenticate', 'Bearer realm="svc"');
+  if (error.status === 401) reply.header('www-authenticate', 'Bearer');
+  // Sent as bytes: for a string Fastify would append "; charset=utf-8", which RFC 9457 does not use.
   return reply
     .code(error.status)
-    .type('application/problem+json')
-    .send(JSON.stringify(problemOf(error, String(reply.request.id))));
+    .header('content-type', 'application/problem+json')
+    .send(Buffer.from(JSON.stringify(problemOf(error, String(reply.request.id)))));
 }
 
 export function errorHandler(

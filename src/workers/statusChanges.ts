@@ -37,8 +37,17 @@ export async function recordStatusChanges(
   change: StatusChange,
   now: number,
 ): Promise<boolean> {
-  const { message, transitions, occurredAt } = change;
+  const { message, transitions } = change;
   if (transitions.length === 0) return false;
+  // Clocks differ (a provider's, each process's): a change is never recorded as earlier than
+  // the one before it, so occurred_at always orders a message's events.
+  const occurredAt = Math.max(
+    change.occurredAt,
+    message.queued_at,
+    message.sent_at ?? 0,
+    message.delivered_at ?? 0,
+    message.read_at ?? 0,
+  );
   const providerMessageId = message.provider_message_id ?? change.providerMessageId ?? null;
   const final = transitions.at(-1)!;
   const timestamps: Partial<Record<(typeof TIMESTAMP_COLUMN)[ReportedStatus], number>> = {};

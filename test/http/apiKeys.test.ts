@@ -145,6 +145,28 @@ for (const kind of databaseKinds()) {
         }
       });
 
+      it('concurrent cross-revocations neither deadlock nor leave the project keyless', async () => {
+        for (let round = 0; round < 10; round++) {
+          const { key } = await server.createProject();
+          const a = (await server.call('POST', '/v1/api-keys', { key, body: { name: 'a' } })).body;
+          const b = (await server.call('POST', '/v1/api-keys', { key, body: { name: 'b' } })).body;
+          const [aRevokesB, bRevokesA] = await Promise.all([
+            server.call('DELETE', `/v1/api-keys/${b.id}`, { key: a.key }),
+            server.call('DELETE', `/v1/api-keys/${a.id}`, { key: b.key }),
+          ]);
+          const statuses = [aRevokesB.status, bRevokesA.status].sort();
+          // Either both commit (each key was still active when its request locked the keys) or the
+          // second sees its own key revoked: never a 500.
+          assert.ok(
+            JSON.stringify(statuses) === '[200,200]' || JSON.stringify(statuses) === '[200,401]',
+            JSON.stringify(statuses),
+          );
+          const left = await server.call('GET', '/v1/api-keys', { key });
+          assert.equal(left.status, 200);
+          assert.ok(left.body.length >= 1);
+        }
+      });
+
       it('answers 401 before looking at the body', async () => {
         const reply = await server.call('POST', '/v1/api-keys', {
           raw: '{not json',

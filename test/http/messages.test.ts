@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { databaseKinds } from '../support/databases.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { nextPageOf } from '../support/http.ts';
 import { approvedTemplate, createSender, type Sender, sendBody, waitForStatus } from '../support/sending.ts';
 
 const FAST = {
@@ -197,6 +198,7 @@ for (const kind of databaseKinds()) {
 
       it('422 provider_not_configured before credentials are saved', async () => {
         const { key } = await server.createProject();
+        await approvedTemplate(server, key, 'order_update', 'en_US');
         const reply = await server.call('POST', '/v1/messages', {
           key,
           body: { to: '+5511987654321', template: 'order_update', language: 'en_US' },
@@ -322,8 +324,7 @@ for (const kind of databaseKinds()) {
             // Inserts between pages land before the cursor and never shift later pages.
             await server.call('POST', '/v1/messages', { key: pager.key, body: sendBody(pager) });
           }
-          const link = page.headers.get('link');
-          path = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1] : undefined;
+          path = nextPageOf(page);
         }
         assert.equal(pages, 3);
         assert.deepEqual(seen, [...created].reverse());

@@ -97,7 +97,7 @@ for (const kind of databaseKinds()) {
           const reply = await server.call('GET', '/v1/projects/me', { headers });
           assert.equal(reply.status, 401, JSON.stringify(headers));
           assert.equal(reply.body.code, 'unauthorized');
-          assert.match(reply.headers.get('www-authenticate') ?? '', /^Bearer/);
+          assert.equal(reply.headers.get('www-authenticate'), 'Bearer');
         }
         const lower = await server.call('GET', '/v1/projects/me', {
           headers: { authorization: `bearer ${key}` },

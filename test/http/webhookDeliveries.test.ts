@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { databaseKinds } from '../support/databases.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { nextPageOf } from '../support/http.ts';
 import {
   deliveryRows,
   emitStatus,
@@ -113,8 +114,7 @@ for (const kind of databaseKinds()) {
           assert.equal(page.status, 200);
           assert.ok(page.body.length <= 2);
           seen.push(...page.body.map((delivery: any) => delivery.id));
-          const link = page.headers.get('link');
-          path = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1] : undefined;
+          path = nextPageOf(page);
         }
         assert.deepEqual(seen, ids);
 

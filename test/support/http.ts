@@ -34,3 +34,13 @@ export async function call(
   if (/json/.test(response.headers.get('content-type') ?? '') && text !== '') parsed = JSON.parse(text);
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
+
+/** The path and query of a reply's Link rel="next" (an absolute URL), or undefined on the last page. */
+export function nextPageOf(reply: Reply): string | undefined {
+  const link = reply.headers.get('link');
+  if (!link) return undefined;
+  const match = /^<(https?:\/\/[^>]+)>; rel="next"$/.exec(link);
+  if (!match) throw new Error(`not an absolute rel="next" Link: ${link}`);
+  const url = new URL(match[1]!);
+  return url.pathname + url.search;
+}

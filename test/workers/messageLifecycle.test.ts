@@ -150,6 +150,32 @@ for (const kind of databaseKinds()) {
       });
     });
 
+    it('never records a status as earlier than the one before it, even with instant reports', async () => {
+      const instant = await startTestServer(kind, {
+        env: { ...ENV, SVC_SANDBOX_DELIVERY_DELAY_MS: '0', SVC_SANDBOX_READ_DELAY_MS: '0' },
+      });
+      try {
+        const fast = await createSender(instant);
+        const ids = await Promise.all(
+          Array.from({ length: 20 }, async () => {
+            const reply = await instant.call('POST', '/v1/messages', { key: fast.key, body: sendBody(fast) });
+            return reply.body.id as string;
+          }),
+        );
+        for (const id of ids) {
+          const read = await waitForStatus(instant, fast.key, id, 'READ');
+          assert.ok(read.queuedAt <= read.sentAt, JSON.stringify(read));
+          assert.ok(read.sentAt <= read.deliveredAt, JSON.stringify(read));
+          assert.ok(read.deliveredAt <= read.readAt, JSON.stringify(read));
+          const events = (await instant.call('GET', `/v1/messages/${id}/events`, { key: fast.key })).body;
+          const times = events.map((event: any) => event.occurredAt);
+          assert.deepEqual(times, [...times].sort());
+        }
+      } finally {
+        await instant.close();
+      }
+    });
+
     describe('test helper: advance', () => {
       it('moves a message forward, fills skipped states, and refuses to go back', async () => {
         const slow = await startTestServer(kind, { env: { ...ENV, SVC_SANDBOX_DELIVERY_DELAY_MS: '3600000' } });

@@ -10,7 +10,7 @@ import {
   listActiveApiKeys,
   revokeApiKey,
 } from '../../db/apiKeys.ts';
-import { authenticate, authorizedWrite } from '../auth.ts';
+import { authenticate, authorizedWrite, unauthorized } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { BEARER, errorResponses, iso, isoOrNull, Timestamp } from '../schemas.ts';
@@ -115,19 +115,23 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: HttpContext): Prom
     },
     async (request) => {
       const now = Date.now();
-      const { projectId } = request.auth;
-      const row = await authorizedWrite(ctx, request, async (trx) => {
-        const outcome = await revokeApiKey(trx, ctx.database.dialect, projectId, request.params.id, now);
-        if (outcome === 'not_found')
-          throw new ApiError('not_found', 'No active API key of this project has that id.');
-        if (outcome === 'last_active_key') {
-          throw new ApiError(
-            'last_active_key',
-            'This is the project’s only active key; create another first.',
-          );
-        }
-        return findApiKey(trx, projectId, request.params.id);
-      });
+      const { projectId, keyId } = request.auth;
+      const row = await authorizedWrite(
+        ctx,
+        request,
+        async (trx) => {
+          const outcome = await revokeApiKey(trx, ctx.database.dialect, projectId, request.params.id, keyId, now);
+          if (outcome === 'requester_revoked') throw unauthorized('The API key was revoked.');
+          if (outcome === 'not_found') {
+            throw new ApiError('not_found', 'No active API key of this project has that id.');
+          }
+          if (outcome === 'last_active_key') {
+            throw new ApiError('last_active_key', 'This is the project’s only active key; create another first.');
+          }
+          return findApiKey(trx, projectId, request.params.id);
+        },
+        { workChecksKey: true },
+      );
       return { ...apiKeyView(row!), revokedAt: iso(row!.revoked_at!) };
     },
   );

@@ -212,13 +212,14 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
 
       const context = await findSendContext(ctx.database.reader, projectId, body.template);
       if (!context) throw new ApiError('unauthorized', 'The API key is unknown or revoked.');
+      // The template's own faults first (the spec's 422), then whether the project can send at all.
+      const template = chooseTemplate(context.templates, body.template, body.language);
       if (!context.providerConfigured) {
         throw new ApiError(
           'provider_not_configured',
           'Save the provider credentials first: PUT /v1/projects/me/provider-credentials.',
         );
       }
-      const template = chooseTemplate(context.templates, body.template, body.language);
       const components = JSON.parse(template.components) as TemplateComponent[];
       const header = components.find((component) => component.type === 'HEADER');
       const bodyComponent = components.find((component) => component.type === 'BODY')!;
@@ -323,7 +324,8 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
         request.auth.projectId,
         {
           ...(status && { status }),
-          ...(to && { to }),
+          // An unencoded + in a query string arrives as a space: +5511… is what was meant.
+          ...(to && { to: to.replace(/^ (?=\d)/, '+') }),
           ...(template && { template }),
           ...(since && { since: Date.parse(since) }),
           ...(until && { until: Date.parse(until) }),
