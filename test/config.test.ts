@@ -19,6 +19,8 @@ describe('config', () => {
     assert.equal(config.providerMaxMps, 80);
     assert.equal(config.webhookTimeoutMs, 10_000);
     assert.equal(config.allowPrivateCallbacks, false);
+    assert.equal(config.signup, 'open');
+    assert.equal(config.signupRateLimitPerMinute, 1000);
     assert.ok(Object.isFrozen(config) && Object.isFrozen(config.sandbox));
   });
 
@@ -47,6 +49,7 @@ describe('config', () => {
       { SVC_ALLOW_PRIVATE_CALLBACKS: 'yes' },
       { SVC_SIGNUP: 'closed' },
       { SVC_PROVIDER_MAX_MPS: '0' },
+      { SVC_SIGNUP_RATE_LIMIT: '0' },
     ];
     for (const env of bad) {
       const name = Object.keys(env)[0]!;
@@ -56,5 +59,21 @@ describe('config', () => {
         name,
       );
     }
+  });
+
+  it('closes sign-up with any non-empty admin token, and refuses to start without one', () => {
+    for (const token of ['x', 'short', 'a-much-longer-admin-token-0123456789']) {
+      const config = loadConfig({ SVC_SIGNUP: 'closed', SVC_ADMIN_TOKEN: token });
+      assert.equal(config.signup, 'closed');
+      assert.equal(config.adminToken, token);
+    }
+    for (const token of [undefined, '', '   ']) {
+      assert.throws(
+        () => loadConfig({ SVC_SIGNUP: 'closed', SVC_ADMIN_TOKEN: token }),
+        (error: Error) => error instanceof ConfigError && error.message.includes('SVC_ADMIN_TOKEN'),
+        JSON.stringify(token),
+      );
+    }
+    assert.equal(loadConfig({ SVC_SIGNUP_RATE_LIMIT: '5' }).signupRateLimitPerMinute, 5);
   });
 });

@@ -50,6 +50,23 @@ export async function insertTemplate(db: Db, row: TemplateRow): Promise<'inserte
   }
 }
 
+/**
+ * Records what the provider answered to a new template's submission: its id there and when to
+ * ask about the review. A template settled meanwhile (or deleted) is left alone.
+ */
+export async function recordTemplateSubmission(
+  db: Db,
+  id: string,
+  submission: { providerTemplateId: string | null; reviewDueAt: number },
+): Promise<void> {
+  await db
+    .updateTable('templates')
+    .set({ provider_template_id: submission.providerTemplateId, review_due_at: submission.reviewDueAt })
+    .where('id', '=', id)
+    .where('status', '=', 'PENDING')
+    .execute();
+}
+
 export async function findTemplate(db: Db, projectId: string, id: string): Promise<TemplateRow | undefined> {
   return db
     .selectFrom('templates')

@@ -268,9 +268,9 @@ function checkComponents(components: TemplateDraft['components']): FieldError[] 
     }
     firstOfType.set(type, index);
     if (type === 'HEADER') {
-      if (component.format === undefined) {
-        errors.push({ field: `${at}/format`, code: 'required', message: 'A HEADER needs "format": "TEXT" (only text headers are supported).' });
-      } else if (component.format !== 'TEXT') {
+      // A HEADER without format is a text header (the only kind supported); it is stored and
+      // echoed as submitted, without a format added.
+      if (component.format !== undefined && component.format !== 'TEXT') {
         errors.push({
           field: `${at}/format`,
           code: 'invalid_value',

@@ -93,7 +93,12 @@ export interface Provider {
   readonly name: 'sandbox' | 'whatsapp';
   /** Hands a new template to the provider for review; returns its id there, if any. */
   submitTemplate(template: TemplateSubmission): Promise<{ providerTemplateId: string | null; checkAfterMs: number }>;
-  /** Asks how the review of a PENDING template stands (called when review_due_at passes). */
+  /**
+   * Asks how the review of a PENDING template stands (called when review_due_at passes).
+   * `providerTemplateId` is null when the provider gives none, or when submitTemplate never
+   * answered (it failed, or the process stopped first): the template may not have reached the
+   * provider, which should then find it by name and language, or submit it again.
+   */
   checkTemplate(template: TemplateSubmission & { providerTemplateId: string | null }): Promise<TemplateCheck>;
   /** Submits one message. Never throws for provider answers: they are outcomes. */
   sendMessage(message: MessageSubmission): Promise<SendOutcome>;

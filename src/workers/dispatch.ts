@@ -22,6 +22,8 @@ const NOT_CONFIGURED: ProviderError = {
   message: 'The project has no provider credentials; save them to send.',
 };
 
+type Outcome = SendOutcome | { kind: 'deferred' };
+
 const INTERNAL: ProviderError = {
   code: 'svc_submission_error',
   title: 'Submission failed',
@@ -98,21 +100,25 @@ export function createDispatchJob(deps: WorkerDeps, rateGate: SendRateGate): Job
         const number = credentials.get(message.project_id)?.phoneNumberId ?? '';
         byNumber.set(number, [...(byNumber.get(number) ?? []), message]);
       }
-      const toSend: MessageRow[] = [];
+      const toSend: { message: MessageRow; sendBy: number }[] = [];
       const deferred: { ids: string[]; until: number }[] = [];
       for (const [number, messages] of byNumber) {
         if (number === '') {
-          toSend.push(...messages);
+          toSend.push(...messages.map((message) => ({ message, sendBy: Number.POSITIVE_INFINITY })));
           continue;
         }
-        const { granted, retryAt } = await rateGate.reserve(number, messages.length, Date.now());
-        toSend.push(...messages.slice(0, granted));
-        if (granted < messages.length) deferred.push({ ids: messages.slice(granted).map((m) => m.id), until: retryAt });
+        const { granted, windowEnd } = await rateGate.reserve(number, messages.length, Date.now());
+        toSend.push(...messages.slice(0, granted).map((message) => ({ message, sendBy: windowEnd })));
+        if (granted < messages.length) {
+          deferred.push({ ids: messages.slice(granted).map((message) => message.id), until: windowEnd });
+        }
       }
 
-      const outcomes = await mapConcurrently(toSend, SEND_CONCURRENCY, (message) =>
-        submit(message, credentials.get(message.project_id)),
-      );
+      const outcomes = await mapConcurrently(toSend, SEND_CONCURRENCY, async ({ message, sendBy }): Promise<Outcome> => {
+        // A reservation is good for its window only: past it, the send waits for the next one.
+        if (Date.now() >= sendBy) return { kind: 'deferred' };
+        return submit(message, credentials.get(message.project_id));
+      });
 
       const recordedAt = Date.now();
       const webhooks = await db.transaction().execute(async (trx) => {
@@ -129,12 +135,18 @@ export function createDispatchJob(deps: WorkerDeps, rateGate: SendRateGate): Job
         const current = await lockMessages(
           trx,
           dialect,
-          toSend.map((message) => message.id),
+          toSend.map(({ message }) => message.id),
         );
-        for (const [index, sent] of toSend.entries()) {
+        for (const [index, { message: sent }] of toSend.entries()) {
           const outcome = outcomes[index]!;
           const message = current.get(sent.id);
           if (!message) continue;
+          if (outcome.kind === 'deferred') {
+            if (message.status === 'QUEUED') {
+              await updateMessage(trx, message.id, { due_at: recordedAt, lease_expires_at: null });
+            }
+            continue;
+          }
           const attempts = message.attempts + 1;
           if (outcome.kind === 'accepted') {
             const transitions = transitionsFor(message.status, 'SENT');

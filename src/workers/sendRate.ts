@@ -1,17 +1,34 @@
 import type { Database } from '../db/database.ts';
 
-/**
- * Paces sending per phone number to the provider's throughput (SVC_PROVIDER_MAX_MPS) in each
- * calendar second. With SQLite one process sends, so memory is enough; with PostgreSQL every
- * worker reserves from a shared counter row, so the cap holds across processes.
- */
-export interface SendRateGate {
-  /** Reserves up to `wanted` sends for this number now; returns how many may go, and when to try again. */
-  reserve(phoneNumberId: string, wanted: number, now: number): Promise<{ granted: number; retryAt: number }>;
+// Pacing per phone number to the provider's throughput (SVC_PROVIDER_MAX_MPS). Each second is cut
+// into ten 100 ms windows that share the second's budget exactly, so sending is smooth rather
+// than a burst at the top of each second. A reservation is good only inside its window: the
+// dispatcher defers what it could not submit in time, so the provider never sees more than the
+// cap in any calendar second.
+
+export const WINDOW_MS = 100;
+const WINDOWS_PER_SECOND = 1000 / WINDOW_MS;
+
+/** The budget of the window that starts at `windowStart`: the second's budget spread evenly. */
+export function windowBudget(maxPerSecond: number, windowStart: number): number {
+  const index = Math.floor((windowStart % 1000) / WINDOW_MS);
+  return (
+    Math.floor(((index + 1) * maxPerSecond) / WINDOWS_PER_SECOND) - Math.floor((index * maxPerSecond) / WINDOWS_PER_SECOND)
+  );
 }
 
-const WINDOW_MS = 1000;
+export interface Reservation {
+  /** How many sends may go now. */
+  granted: number;
+  /** The reservation's window ends here: submit before it, or defer to it. */
+  windowEnd: number;
+}
 
+export interface SendRateGate {
+  reserve(phoneNumberId: string, wanted: number, now: number): Promise<Reservation>;
+}
+
+/** With SQLite one process sends, so memory is enough. */
 export class MemorySendRateGate implements SendRateGate {
   readonly #maxPerSecond: number;
   readonly #windows = new Map<string, { start: number; count: number }>();
@@ -20,19 +37,20 @@ export class MemorySendRateGate implements SendRateGate {
     this.#maxPerSecond = maxPerSecond;
   }
 
-  async reserve(phoneNumberId: string, wanted: number, now: number) {
+  async reserve(phoneNumberId: string, wanted: number, now: number): Promise<Reservation> {
     const start = now - (now % WINDOW_MS);
     let window = this.#windows.get(phoneNumberId);
     if (!window || window.start !== start) {
       window = { start, count: 0 };
       this.#windows.set(phoneNumberId, window);
     }
-    const granted = Math.max(0, Math.min(wanted, this.#maxPerSecond - window.count));
+    const granted = Math.max(0, Math.min(wanted, windowBudget(this.#maxPerSecond, start) - window.count));
     window.count += granted;
-    return { granted, retryAt: start + WINDOW_MS };
+    return { granted, windowEnd: start + WINDOW_MS };
   }
 }
 
+/** With PostgreSQL every worker reserves from a shared counter row, so the cap holds across processes. */
 export class PostgresSendRateGate implements SendRateGate {
   readonly #database: Database;
   readonly #maxPerSecond: number;
@@ -43,9 +61,10 @@ export class PostgresSendRateGate implements SendRateGate {
     this.#maxPerSecond = maxPerSecond;
   }
 
-  async reserve(phoneNumberId: string, wanted: number, now: number) {
+  async reserve(phoneNumberId: string, wanted: number, now: number): Promise<Reservation> {
     const start = now - (now % WINDOW_MS);
-    // The row lock serialises workers on one number's second: each takes what is left of it.
+    const budget = windowBudget(this.#maxPerSecond, start);
+    // The row lock serialises workers on one number's window: each takes what is left of it.
     const granted = await this.#database.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('send_rate_windows')
@@ -59,7 +78,7 @@ export class PostgresSendRateGate implements SendRateGate {
         .where('window_start', '=', start)
         .forUpdate()
         .executeTakeFirstOrThrow();
-      const take = Math.max(0, Math.min(wanted, this.#maxPerSecond - row.count));
+      const take = Math.max(0, Math.min(wanted, budget - row.count));
       if (take > 0) {
         await trx
           .updateTable('send_rate_windows')
@@ -74,7 +93,7 @@ export class PostgresSendRateGate implements SendRateGate {
       this.#lastCleanup = now;
       await this.#database.db.deleteFrom('send_rate_windows').where('window_start', '<', now - 60_000).execute();
     }
-    return { granted, retryAt: start + WINDOW_MS };
+    return { granted, windowEnd: start + WINDOW_MS };
   }
 }
 

@@ -134,11 +134,15 @@ describe('template rules', () => {
       }
     });
 
-    it('requires format TEXT on a HEADER and refuses format elsewhere', () => {
-      const missing = only(errorsOf({ components: [{ type: 'HEADER', text: 'h' }, { type: 'BODY', text: 'a' }] }));
-      assert.deepEqual([missing.field, missing.code], ['/components/0/format', 'required']);
-      const image = only(errorsOf({ components: [{ type: 'HEADER', format: 'IMAGE', text: 'h' }, { type: 'BODY', text: 'a' }] }));
-      assert.deepEqual([image.field, image.code], ['/components/0/format', 'invalid_value']);
+    it('takes a HEADER without format as TEXT, refuses other formats, and format elsewhere', () => {
+      assert.deepEqual(errorsOf({ components: [{ type: 'HEADER', text: 'Order {{1}}' }, { type: 'BODY', text: 'a' }] }), []);
+      // Still a text header: its text rules apply.
+      const twoPlaceholders = only(errorsOf({ components: [{ type: 'HEADER', text: '{{1}} {{2}}' }, { type: 'BODY', text: 'a' }] }));
+      assert.deepEqual([twoPlaceholders.field, twoPlaceholders.code], ['/components/0/text', 'too_many_placeholders']);
+      for (const format of ['IMAGE', 'text', '']) {
+        const bad = only(errorsOf({ components: [{ type: 'HEADER', format, text: 'h' }, { type: 'BODY', text: 'a' }] }));
+        assert.deepEqual([bad.field, bad.code], ['/components/0/format', 'invalid_value'], format);
+      }
       const onBody = only(errorsOf({ components: [{ type: 'BODY', format: 'TEXT', text: 'a' }] }));
       assert.deepEqual([onBody.field, onBody.code], ['/components/0/format', 'not_allowed']);
     });
@@ -300,14 +304,23 @@ describe('sandbox review rules', () => {
     assert.equal(body('Your code is here, friend: {{1}}.').status, 'APPROVED', 'punctuation after it is text');
   });
 
-  it('rejects fewer than 2 × placeholders + 1 words, with the counts in the reason', () => {
-    // 2 placeholders need 5 words: exactly 5 passes, 4 fails.
-    assert.equal(body('Hi {{1}} your order {{2}} shipped today').status, 'APPROVED');
-    const short = body('Hi {{1}} your order {{2}} shipped');
+  it('approves short bodies with as many words as placeholders', () => {
+    assert.deepEqual(body('Hello {{1}}!'), { status: 'APPROVED' });
+    assert.deepEqual(body('Hi {{1}}, your code is {{2}}.'), { status: 'APPROVED' });
+    // 2 placeholders and exactly 2 words: not more placeholders than words.
+    assert.deepEqual(body('Hi {{1}} and {{2}}.'), { status: 'APPROVED' });
+  });
+
+  it('rejects more placeholders than words, with the counts in the reason', () => {
+    const short = body('Code {{1}} {{2}} {{3}} now');
     assert.equal(short.status, 'REJECTED');
-    assert.match(short.status === 'REJECTED' ? short.reason : '', /2 placeholder\(s\) need at least 5 words.*it has 4/);
+    assert.match(short.status === 'REJECTED' ? short.reason : '', /3 placeholder\(s\) need at least 3 words.*it has 2/);
     // Every use counts, and punctuation alone is not a word.
-    assert.equal(body('Hi {{1}} and {{1}} — ok').status, 'REJECTED');
+    assert.equal(body('Hi {{1}} {{1}} — !').status, 'REJECTED');
+    assert.equal(body('Hi {{1}} {{1}} ok').status, 'APPROVED');
     assert.equal(wordCount('Hi  - , ok', []), 2);
+    // A placeholder at the start is still the start rule's to reject.
+    const start = body('{{1}} {{2}} {{3}} ok');
+    assert.match(start.status === 'REJECTED' ? start.reason : '', /starts with the placeholder \{\{1\}\}/);
   });
 });

@@ -339,13 +339,14 @@ for (const kind of databaseKinds()) {
         await new Promise((resolve) => setTimeout(resolve, 5));
         const b = await server.call('POST', '/v1/messages', {
           key: filterer.key,
-          body: { ...sendBody(filterer, '+5511911110002'), template: 'other_one' },
+          body: { ...sendBody(filterer, '+15550000003'), template: 'other_one' }, // never READ
         });
         await server.call('POST', '/v1/messages', { key: filterer.key, body: sendBody(filterer, '+15550000003') });
 
         const ids = async (query: string) =>
           (await server.call('GET', `/v1/messages?${query}`, { key: filterer.key })).body.map((m: any) => m.id);
         assert.deepEqual(await ids('to=%2B5511911110001'), [a.body.id]);
+        assert.deepEqual(await ids('to=+5511911110001'), [a.body.id], 'an unencoded + means +');
         assert.deepEqual(await ids('template=other_one'), [b.body.id]);
         assert.ok((await ids('status=READ')).includes(a.body.id));
         assert.ok(!(await ids('status=READ')).includes(b.body.id));

@@ -61,8 +61,9 @@ for (const kind of databaseKinds()) {
           body: { providerPhoneNumberId: '106540352242922', providerAccessToken: token },
         });
         assert.equal(reply.status, 200);
-        assert.deepEqual(Object.keys(reply.body).sort(), ['projectId', 'providerPhoneNumberId', 'updatedAt']);
+        assert.deepEqual(Object.keys(reply.body).sort(), ['id', 'projectId', 'providerPhoneNumberId', 'updatedAt']);
         assert.equal(reply.body.projectId, projectId);
+        assert.equal(reply.body.id, projectId, 'id and projectId are the same value (CONTRACT §1)');
         assert.equal(reply.body.providerPhoneNumberId, '106540352242922');
         assert.match(reply.body.updatedAt, ISO_MS);
         assert.ok(!reply.text.includes(token));
@@ -263,7 +264,6 @@ for (const kind of databaseKinds()) {
           ['https://@127.0.0.1/x', 'userinfo_not_allowed', /user name or password/],
           ['https://127.0.0.1/x#top', 'fragment_not_allowed', /fragment/],
           ['https://127.0.0.1/x#', 'fragment_not_allowed', /fragment/],
-          ['https://nothing-here.invalid/hook', 'unresolvable_host', /does not resolve/],
         ];
         for (const [url, code, message] of cases) {
           const reply = await server.call('PUT', PATH, { key, body: { callbackUrl: url } });
@@ -326,14 +326,31 @@ for (const kind of databaseKinds()) {
         assert.equal((await projectRow(strict, projectId)).callback_url, 'https://93.184.216.34/hook');
       });
 
-      it('refuses http and an unresolvable host', async () => {
+      it('refuses http', async () => {
         const { key } = await strict.createProject();
         await strict.call('PUT', PATH, { key, body: { providerPhoneNumberId: '111', providerAccessToken: 'tok' } });
         const http = await strict.call('PUT', PATH, { key, body: { callbackUrl: 'http://example.com' } });
         const error = assertValidation(http, '/callbackUrl', 'https_required');
         assert.match(error.message, /must use https\./);
-        const unknown = await strict.call('PUT', PATH, { key, body: { callbackUrl: 'https://no-such-host.invalid/x' } });
-        assertValidation(unknown, '/callbackUrl', 'unresolvable_host');
+      });
+
+      it('accepts a host that does not resolve (yet): every delivery checks it again', async () => {
+        const { projectId, key } = await strict.createProject();
+        const first = await strict.call('PUT', PATH, {
+          key,
+          body: { providerPhoneNumberId: '111', providerAccessToken: 'tok', callbackUrl: 'https://example.com/hook' },
+        });
+        assert.equal(first.status, 200, first.text);
+        assert.equal(first.body.callbackUrl, 'https://example.com/hook');
+        assert.equal(first.body.id, projectId);
+        // Resolvable or not here (this machine may have no outside DNS), none of them is refused.
+        for (const url of ['https://hooks.acme.example/svc', 'https://no-such-host.invalid/x', 'https://example.com/hook']) {
+          const reply = await strict.call('PUT', PATH, { key, body: { callbackUrl: url } });
+          assert.equal(reply.status, 200, `${url}: ${reply.text}`);
+          assert.equal(reply.body.callbackUrl, url);
+          assert.equal((await projectRow(strict, projectId)).callback_url, url);
+        }
+        assert.equal((await strict.call('GET', '/v1/projects/me', { key })).body.callbackUrl, 'https://example.com/hook');
       });
 
       it('allows http and private addresses in development mode only', async () => {
@@ -346,6 +363,10 @@ for (const kind of databaseKinds()) {
         assert.equal(reply.body.callbackUrl, 'http://127.0.0.1:9/hook');
         const local = await server.call('PUT', PATH, { key, body: { callbackUrl: 'http://localhost:8080/hook' } });
         assert.equal(local.status, 200, local.text);
+        // DNS is not asked at all in development mode: an unresolvable name is saved as it is.
+        const unknown = await server.call('PUT', PATH, { key, body: { callbackUrl: 'https://nothing-here.invalid/hook' } });
+        assert.equal(unknown.status, 200, unknown.text);
+        assert.equal(unknown.body.callbackUrl, 'https://nothing-here.invalid/hook');
       });
     });
 

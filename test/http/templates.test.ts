@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { databaseKinds } from '../support/databases.ts';
 import { writeGate } from '../support/writeGate.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { nextPageOf } from '../support/http.ts';
 
 const BODY = { type: 'BODY', text: 'Hello {{1}}, your order {{2}} has shipped.' };
 
@@ -60,6 +61,41 @@ for (const kind of databaseKinds()) {
         assert.deepEqual(list.body, [created.body]);
       });
 
+      it('takes a HEADER without format as a TEXT header and echoes it without one', async () => {
+        const { key } = await server.createProject();
+        const components = [{ type: 'HEADER', text: 'Pedido {{1}}' }, BODY];
+        const created = await register(key, template({ name: 'header_no_format', components }));
+        assert.equal(created.status, 200, created.text);
+        assert.deepEqual(created.body.components, components, 'no format is added');
+        assert.deepEqual((await server.call('GET', `/v1/templates/${created.body.id}`, { key })).body.components, components);
+        // A text header's rules still apply.
+        const two = await register(key, template({ name: 'header_two', components: [{ type: 'HEADER', text: '{{1}} {{2}}' }, BODY] }));
+        assert.equal(two.status, 400);
+        assert.deepEqual(fieldsOf(two), [['/components/0/text', 'too_many_placeholders']]);
+        // And its placeholder is filled by headerVariables when sending.
+        const saved = await server.call('PUT', '/v1/projects/me/provider-credentials', {
+          key,
+          body: { providerPhoneNumberId: '111', providerAccessToken: 'tok' },
+        });
+        assert.equal(saved.status, 200, saved.text);
+        const approved = await server.call('POST', `/v1/test-helpers/templates/${created.body.id}/review`, {
+          key,
+          body: { status: 'APPROVED' },
+        });
+        assert.equal(approved.status, 200, approved.text);
+        const sent = await server.call('POST', '/v1/messages', {
+          key,
+          body: {
+            to: '+5511987654321',
+            template: 'header_no_format',
+            language: 'pt_BR',
+            variables: { '1': 'Ana', '2': '#1001' },
+            headerVariables: { '1': '#1001' },
+          },
+        });
+        assert.equal(sent.status, 202, sent.text);
+      });
+
       it('treats each language as its own template, and each project as its own namespace', async () => {
         const alice = await server.createProject('alice');
         const bob = await server.createProject('bob');
@@ -87,8 +123,7 @@ for (const kind of databaseKinds()) {
           sizes.push(page.body.length);
           seen.push(...page.body.map((item: any) => item.id));
           for (const item of page.body) assert.ok(Array.isArray(item.components));
-          const link = page.headers.get('link');
-          path = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1] : undefined;
+          path = nextPageOf(page);
           if (path) assert.match(path, /^\/v1\/templates\?.*limit=3/);
         }
         assert.deepEqual(sizes, [3, 3, 1]);
@@ -147,7 +182,7 @@ for (const kind of databaseKinds()) {
           [template({ components: [] }), [['/components', 'missing_body']]],
           [template({ components: [BODY, BODY] }), [['/components/1/type', 'duplicate_component']]],
           [template({ components: [BODY, { type: 'BUTTONS', text: 'x' }] }), [['/components/1/type', 'unknown_component_type']]],
-          [template({ components: [{ type: 'HEADER', text: 'x' }, BODY] }), [['/components/0/format', 'required']]],
+          [template({ components: [{ type: 'HEADER', format: 'text', text: 'x' }, BODY] }), [['/components/0/format', 'invalid_value']]],
           [template({ components: [{ type: 'HEADER', format: 'IMAGE', text: 'x' }, BODY] }), [['/components/0/format', 'invalid_value']]],
           [template({ components: [{ type: 'BODY', format: 'TEXT', text: 'x' }] }), [['/components/0/format', 'not_allowed']]],
           [template({ components: [{ type: 'BODY', text: 'x'.repeat(1025) }] }), [['/components/0/text', 'too_long']]],
@@ -403,6 +438,130 @@ for (const kind of databaseKinds()) {
       assert.ok(doc.paths['/v1/templates/{id}'].delete.responses['404']);
       const review = doc.paths['/v1/test-helpers/templates/{id}/review'].post;
       assert.match(review.responses['409'].description, /template_not_pending/);
+    });
+
+    describe('submission to the provider', () => {
+      it('stores the template before submitting it, then records the provider id and review time', async () => {
+        const { projectId, key } = await server.createProject();
+        const provider = server.app.provider;
+        const original = provider.submitTemplate;
+        const seen: { templateId: string; storedFirst: boolean }[] = [];
+        provider.submitTemplate = async (submission) => {
+          const stored = await server.app.database.db
+            .selectFrom('templates')
+            .select('id')
+            .where('id', '=', submission.templateId)
+            .executeTakeFirst();
+          seen.push({ templateId: submission.templateId, storedFirst: stored !== undefined });
+          return { providerTemplateId: 'provider-tpl-1', checkAfterMs: 3_600_000 };
+        };
+        try {
+          const before = Date.now();
+          const created = await register(key, template({ name: 'submitted_after' }));
+          assert.equal(created.status, 200, created.text);
+          assert.deepEqual(seen, [{ templateId: created.body.id, storedFirst: true }]);
+          const row = await server.app.database.db
+            .selectFrom('templates')
+            .selectAll()
+            .where('id', '=', created.body.id)
+            .executeTakeFirstOrThrow();
+          assert.equal(row.project_id, projectId);
+          assert.equal(row.provider_template_id, 'provider-tpl-1');
+          assert.ok(row.review_due_at! >= before + 3_600_000, 'due when the provider said');
+        } finally {
+          provider.submitTemplate = original;
+        }
+      });
+
+      it('keeps a template PENDING and has the review worker check it at once when the submission fails', async () => {
+        const failing = await startTestServer(kind, { database: server.database, env: { SVC_SANDBOX_REVIEW_DELAY_MS: '3600000' } });
+        const provider = failing.app.provider;
+        const original = provider.submitTemplate;
+        provider.submitTemplate = async () => {
+          throw new Error('provider unreachable');
+        };
+        try {
+          const { key } = await failing.createProject();
+          const created = await failing.call('POST', '/v1/templates', { key, body: template({ name: 'submit_failed' }) });
+          assert.equal(created.status, 200, created.text);
+          assert.equal(created.body.status, 'PENDING');
+          // The review worker checks it now, not an hour from now (the sandbox's review delay).
+          const deadline = Date.now() + 15_000;
+          let read: any;
+          do {
+            await new Promise((resolve) => setTimeout(resolve, 25));
+            read = (await failing.call('GET', `/v1/templates/${created.body.id}`, { key })).body;
+          } while (read.status === 'PENDING' && Date.now() < deadline);
+          assert.equal(read.status, 'APPROVED', JSON.stringify(read));
+          const row = await failing.app.database.db
+            .selectFrom('templates')
+            .select(['provider_template_id', 'review_due_at'])
+            .where('id', '=', created.body.id)
+            .executeTakeFirstOrThrow();
+          assert.deepEqual({ ...row }, { provider_template_id: null, review_due_at: null });
+        } finally {
+          provider.submitTemplate = original;
+          await failing.app.stop();
+        }
+      });
+
+      it('never submits a template that lost the race or whose key was revoked', async () => {
+        const gate = writeGate('/v1/templates');
+        const paused = await startTestServer(kind, {
+          database: server.database,
+          env: { SVC_SANDBOX_REVIEW_DELAY_MS: '3600000' },
+          testHooks: gate.hooks,
+        });
+        const provider = paused.app.provider;
+        const original = provider.submitTemplate;
+        const submitted: string[] = [];
+        provider.submitTemplate = async (submission) => {
+          submitted.push(submission.name);
+          return original.call(provider, submission);
+        };
+        try {
+          const { key, keyId } = await paused.createProject();
+          gate.arm();
+          const first = paused.call('POST', '/v1/templates', { key, body: template({ name: 'raced' }) });
+          await gate.atWrite;
+          const second = await paused.call('POST', '/v1/templates', { key, body: template({ name: 'raced' }) });
+          assert.equal(second.status, 200, second.text);
+          gate.release();
+          assert.equal((await first).status, 409);
+          assert.deepEqual(submitted, ['raced'], 'only the winner was submitted');
+
+          const revoked = writeGate('/v1/templates');
+          const admin = (await paused.call('POST', '/v1/api-keys', { key, body: { name: 'admin' } })).body;
+          const later = await startTestServer(kind, {
+            database: server.database,
+            env: { SVC_SANDBOX_REVIEW_DELAY_MS: '3600000' },
+            testHooks: revoked.hooks,
+          });
+          const laterProvider = later.app.provider;
+          const laterOriginal = laterProvider.submitTemplate;
+          laterProvider.submitTemplate = async (submission) => {
+            submitted.push(submission.name);
+            return laterOriginal.call(laterProvider, submission);
+          };
+          try {
+            revoked.arm();
+            const inFlight = later.call('POST', '/v1/templates', { key, body: template({ name: 'revoked_midway' }) });
+            await revoked.atWrite;
+            assert.equal((await later.call('DELETE', `/v1/api-keys/${keyId}`, { key: admin.key })).status, 200);
+            revoked.release();
+            assert.equal((await inFlight).status, 401);
+            assert.deepEqual(submitted, ['raced'], 'the revoked registration was not submitted');
+          } finally {
+            revoked.release();
+            laterProvider.submitTemplate = laterOriginal;
+            await later.app.stop();
+          }
+        } finally {
+          gate.release();
+          provider.submitTemplate = original;
+          await paused.app.stop();
+        }
+      });
     });
   });
 }

@@ -217,6 +217,52 @@ for (const kind of databaseKinds()) {
         }
       });
 
+      it('answers the status a message already has with the message, and refuses any other move back or after the end', async () => {
+        const slow = await startTestServer(kind, { env: { ...ENV, SVC_SANDBOX_DELIVERY_DELAY_MS: '3600000' } });
+        try {
+          const sender = await createSender(slow);
+          const advance = (id: string, status: string) =>
+            slow.call('POST', `/v1/test-helpers/messages/${id}/advance`, { key: sender.key, body: { status } });
+          const send = async () => {
+            const reply = await slow.call('POST', '/v1/messages', { key: sender.key, body: sendBody(sender) });
+            assert.equal(reply.status, 202, reply.text);
+            await waitForStatus(slow, sender.key, reply.body.id, 'SENT');
+            return reply.body.id as string;
+          };
+
+          const id = await send();
+          for (const status of ['SENT', 'DELIVERED', 'DELIVERED', 'READ', 'READ']) {
+            const reply = await advance(id, status);
+            assert.equal(reply.status, 200, `${status}: ${reply.text}`);
+            assert.equal(reply.body.id, id);
+            assert.equal(reply.body.status, status);
+          }
+          const read = (await slow.call('GET', `/v1/messages/${id}`, { key: sender.key })).body;
+          assert.deepEqual((await advance(id, 'READ')).body, read, 'the message as it is');
+          assert.deepEqual(await statuses(slow, sender.key, id), ['QUEUED', 'SENT', 'DELIVERED', 'READ'], 'no repeated events');
+          for (const status of ['SENT', 'DELIVERED', 'FAILED']) {
+            const reply = await advance(id, status);
+            assert.equal(reply.status, 409, status);
+            assert.equal(reply.body.code, 'invalid_status_transition');
+          }
+
+          const failedId = await send();
+          assert.equal((await advance(failedId, 'FAILED')).status, 200);
+          const again = await advance(failedId, 'FAILED');
+          assert.equal(again.status, 200, again.text);
+          assert.equal(again.body.status, 'FAILED');
+          assert.equal(again.body.error.code, '131026');
+          for (const status of ['SENT', 'DELIVERED', 'READ']) {
+            const reply = await advance(failedId, status);
+            assert.equal(reply.status, 409, status);
+            assert.equal(reply.body.code, 'invalid_status_transition');
+          }
+          assert.deepEqual(await statuses(slow, sender.key, failedId), ['QUEUED', 'SENT', 'FAILED']);
+        } finally {
+          await slow.close();
+        }
+      });
+
       it('FAILED from SENT carries an error', async () => {
         const slow = await startTestServer(kind, { env: { ...ENV, SVC_SANDBOX_DELIVERY_DELAY_MS: '3600000' } });
         try {

@@ -100,8 +100,8 @@ describe('scale-out on PostgreSQL', { skip: !process.env.SVC_TEST_POSTGRES_URL }
       t.diagnostic(
         `${MESSAGES} messages drained by 2 workers in ${elapsed} ms; busiest second: ${busiest} submissions (cap ${MAX_MPS}/s)`,
       );
-      // The cap is enforced when a send is reserved; arrival can slip a few ms into the next second.
-      assert.ok(busiest <= MAX_MPS * 1.1, `busiest second ${busiest} exceeds the cap`);
+      // A send checked in the last millisecond of a second can be stamped in the next: allow 2 %.
+      assert.ok(busiest <= MAX_MPS * 1.02, `busiest second ${busiest} exceeds the cap`);
       assert.ok(elapsed >= ((MESSAGES / MAX_MPS) - 1) * 1000, 'the drain was paced');
 
       const byWorker = await sql<{ n: number | string }>`select count(distinct provider_message_id) as n from sandbox_submissions`.execute(db.db);

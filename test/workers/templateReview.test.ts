@@ -85,7 +85,8 @@ for (const kind of databaseKinds()) {
           [template('reject_this'), /starts with "reject_"/],
           [template('starts_with_placeholder', '{{1}} is your code, thanks'), /starts with the placeholder \{\{1\}\}/],
           [template('ends_with_placeholder', 'Thanks, your code is {{1}}  '), /ends with the placeholder \{\{1\}\}/],
-          [template('too_many_placeholders', 'Hi {{1}} and {{2}} ok'), /2 placeholder\(s\) need at least 5 words.*has 3/],
+          [template('too_many_placeholders', 'Code {{1}} {{2}} {{3}} now'), /3 placeholder\(s\) need at least 3 words.*has 2/],
+          [template('placeholders_first', '{{1}} {{2}} {{3}} ok'), /starts with the placeholder \{\{1\}\}/],
         ];
         const ids: string[] = [];
         for (const [body] of cases) {
@@ -109,6 +110,19 @@ for (const kind of databaseKinds()) {
         }
         const list = (await server.call('GET', '/v1/templates', { key })).body;
         assert.ok(list.every((item: any) => item.status === 'REJECTED' && item.rejectionReason));
+      });
+
+      it('approves short bodies that have no more placeholders than words', async () => {
+        const { key } = await server.createProject();
+        for (const [name, text] of [
+          ['hello_short', 'Hello {{1}}!'],
+          ['code_short', 'Hi {{1}}, your code is {{2}}.'],
+        ]) {
+          const created = await server.call('POST', '/v1/templates', { key, body: template(name!, text) });
+          assert.equal(created.status, 200, created.text);
+          const reviewed = await waitForReview(server.url, key, created.body.id);
+          assert.equal(reviewed.status, 'APPROVED', `${text}: ${reviewed.rejectionReason}`);
+        }
       });
 
       it('applies a review once: duplicates and contradicting reports change nothing', async () => {
@@ -255,18 +269,58 @@ for (const kind of databaseKinds()) {
         assert.equal(withDefault.body.rejectionReason, 'Rejected with the sandbox test helper.');
       });
 
-      it('answers 409 template_not_pending for a template already reviewed, changing nothing', async () => {
+      it('answers a repeat of the same review with the template as it is (idempotent)', async () => {
         const { key, projectId } = await server.createProject();
-        const created = (await server.call('POST', '/v1/templates', { key, body: template('helper_twice') })).body;
-        assert.equal((await review(key, created.id, { status: 'APPROVED' })).status, 200);
-        for (const body of [{ status: 'APPROVED' }, { status: 'REJECTED', reason: 'late' }]) {
-          const again = await review(key, created.id, body);
-          assert.equal(again.status, 409);
-          assert.equal(again.body.code, 'template_not_pending');
-          assert.match(again.body.detail, /already APPROVED/);
+        const approved = (await server.call('POST', '/v1/templates', { key, body: template('helper_twice') })).body;
+        const first = await review(key, approved.id, { status: 'APPROVED' });
+        assert.equal(first.status, 200);
+        for (const body of [{ status: 'APPROVED' }, { status: 'APPROVED', reason: 'ignored' }]) {
+          const again = await review(key, approved.id, body);
+          assert.equal(again.status, 200, again.text);
+          assert.deepEqual(again.body, first.body);
         }
-        assert.equal((await server.call('GET', `/v1/templates/${created.id}`, { key })).body.status, 'APPROVED');
-        assert.equal((await eventsOf(server, projectId, created.id)).length, 2);
+        assert.equal((await eventsOf(server, projectId, approved.id)).length, 2, 'no new status change');
+
+        const rejected = (await server.call('POST', '/v1/templates', { key, body: template('helper_twice_no') })).body;
+        const no = await review(key, rejected.id, { status: 'REJECTED', reason: 'First reason.' });
+        assert.equal(no.status, 200);
+        for (const body of [{ status: 'REJECTED' }, { status: 'REJECTED', reason: 'Another reason.' }]) {
+          const again = await review(key, rejected.id, body);
+          assert.equal(again.status, 200, again.text);
+          assert.deepEqual(again.body, no.body);
+          assert.equal(again.body.rejectionReason, 'First reason.');
+        }
+        assert.equal((await eventsOf(server, projectId, rejected.id)).length, 2, 'no new status change');
+      });
+
+      it('answers 409 template_not_pending for a contradicting review, changing nothing', async () => {
+        const { key, projectId } = await server.createProject();
+        const approved = (await server.call('POST', '/v1/templates', { key, body: template('helper_contra') })).body;
+        assert.equal((await review(key, approved.id, { status: 'APPROVED' })).status, 200);
+        const late = await review(key, approved.id, { status: 'REJECTED', reason: 'late' });
+        assert.equal(late.status, 409);
+        assert.equal(late.body.code, 'template_not_pending');
+        assert.match(late.body.detail, /already APPROVED/);
+        assert.equal((await server.call('GET', `/v1/templates/${approved.id}`, { key })).body.status, 'APPROVED');
+        assert.equal((await eventsOf(server, projectId, approved.id)).length, 2);
+
+        const rejected = (await server.call('POST', '/v1/templates', { key, body: template('helper_contra_no') })).body;
+        assert.equal((await review(key, rejected.id, { status: 'REJECTED' })).status, 200);
+        const approve = await review(key, rejected.id, { status: 'APPROVED' });
+        assert.equal(approve.status, 409);
+        assert.equal(approve.body.code, 'template_not_pending');
+        assert.match(approve.body.detail, /already REJECTED/);
+        assert.equal((await server.call('GET', `/v1/templates/${rejected.id}`, { key })).body.status, 'REJECTED');
+        assert.equal((await eventsOf(server, projectId, rejected.id)).length, 2);
+      });
+
+      it('ignores a reason sent with APPROVED', async () => {
+        const { key } = await server.createProject();
+        const created = (await server.call('POST', '/v1/templates', { key, body: template('helper_approve_reason') })).body;
+        const reviewed = await review(key, created.id, { status: 'APPROVED', reason: 'Looks fine.' });
+        assert.equal(reviewed.status, 200, reviewed.text);
+        assert.equal(reviewed.body.status, 'APPROVED');
+        assert.ok(!('rejectionReason' in reviewed.body));
       });
 
       it('validates its body and answers 404 for unknown ids', async () => {
@@ -278,7 +332,6 @@ for (const kind of databaseKinds()) {
           [{ status: 'approved' }, '/status'],
           [{ status: 'REJECTED', reason: '' }, '/reason'],
           [{ status: 'REJECTED', reason: 'x'.repeat(1001) }, '/reason'],
-          [{ status: 'APPROVED', reason: 'why not' }, '/reason'],
           [{ status: 'APPROVED', extra: 1 }, '/extra'],
         ];
         for (const [body, field] of cases) {

@@ -152,7 +152,7 @@ export async function projectRoutes(app: FastifyInstance, ctx: HttpContext): Pro
       onRequest: authenticate(ctx),
     },
     async (request) => {
-      const project = await findProject(ctx.database.db, request.auth.projectId);
+      const project = await findProject(ctx.database.reader, request.auth.projectId);
       if (!project) throw unauthorized();
       return projectView(project);
     },

@@ -12,8 +12,9 @@ import type { HttpContext } from '../context.ts';
 import { type FieldError, validationError } from '../errors.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 
-// A slow or dead resolver must not hold the request open; an answer this late counts as none.
-const DNS_TIMEOUT_MS = 5000;
+// A slow or dead resolver must not hold the request open. A host that does not answer in time
+// (or at all) is accepted: it is resolved and checked again at every delivery (CONTRACT §6).
+const DNS_TIMEOUT_MS = 2000;
 
 const SaveCredentialsBody = Type.Object(
   {
@@ -40,7 +41,8 @@ const SaveCredentialsBody = Type.Object(
       description:
         'Public https URL for status webhooks; null removes it. No user-info, no fragment, at most ' +
         `${CALLBACK_URL_MAX_LENGTH} characters; its host must not be or resolve to a private, loopback, ` +
-        'link-local, carrier-grade NAT, metadata or reserved address.',
+        'link-local, carrier-grade NAT, metadata or reserved address. A host name that does not resolve ' +
+        'yet is accepted: the address is checked again at every delivery.',
       examples: ['https://example.com/webhooks/svc'],
     })),
   },
@@ -51,6 +53,7 @@ const SaveCredentialsBody = Type.Object(
 
 const ProviderCredentialsView = Type.Object({
   projectId: Type.String(),
+  id: Type.String({ description: 'The same value as projectId.' }),
   providerPhoneNumberId: Type.String(),
   callbackUrl: Type.Optional(Type.String({ description: 'Absent when no callback URL is set.' })),
   updatedAt: Timestamp,
@@ -59,48 +62,39 @@ const ProviderCredentialsView = Type.Object({
 function providerCredentialsView(row: ProjectRow) {
   return {
     projectId: row.id,
+    id: row.id,
     providerPhoneNumberId: row.provider_phone_number_id!,
     ...(row.callback_url !== null && { callbackUrl: row.callback_url }),
     updatedAt: iso(row.updated_at),
   };
 }
 
-function unresolvable(host: string): FieldError {
-  return {
-    field: '/callbackUrl',
-    code: 'unresolvable_host',
-    message: `callbackUrl's host ${host} does not resolve to any address.`,
-  };
-}
-
-async function resolveWithin(host: string, ms: number): Promise<LookupAddress[]> {
+/** The host's addresses, or undefined when it does not resolve in time (no answer, an error, a timeout). */
+async function resolveWithin(host: string, ms: number): Promise<LookupAddress[] | undefined> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('DNS timeout')), ms);
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
   });
   try {
-    return await Promise.race([resolveAll(host), timeout]);
+    return await Promise.race([resolveAll(host).catch(() => undefined), timeout]);
   } finally {
     clearTimeout(timer);
   }
 }
 
 /**
- * Why this callback URL is refused, or undefined when it may be saved. Resolves its host, and
- * like resolveAllowedAddresses refuses it if any address is forbidden: a connection could go to any.
+ * Why this callback URL is refused, or undefined when it may be saved. Past the syntax rules,
+ * only a forbidden address refuses it: an IP literal that is one, or a name that resolves to at
+ * least one (like resolveAllowedAddresses: a connection could go to any of them). A name that
+ * does not resolve now is accepted; every delivery resolves and checks it again. In development
+ * mode (allowPrivate) every address is allowed, so DNS is not asked at all.
  */
 async function callbackUrlError(raw: string, allowPrivate: boolean): Promise<FieldError | undefined> {
   const checked = checkCallbackUrl(raw, { allowHttp: allowPrivate });
   if (!checked.ok) return { field: '/callbackUrl', code: checked.rule, message: checked.message };
-  const host = checked.url.hostname;
-  let addresses: LookupAddress[];
-  try {
-    addresses = await resolveWithin(host, DNS_TIMEOUT_MS);
-  } catch {
-    return unresolvable(host);
-  }
-  if (addresses.length === 0) return unresolvable(host);
   if (allowPrivate) return undefined;
+  const host = checked.url.hostname;
+  const addresses = (await resolveWithin(host, DNS_TIMEOUT_MS)) ?? [];
   const literal = host.startsWith('[') || isIP(host) !== 0;
   for (const { address } of addresses) {
     const reason = forbiddenAddressReason(address);

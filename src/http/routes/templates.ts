@@ -17,6 +17,7 @@ import {
   findTemplateByNameAndLanguage,
   insertTemplate,
   listTemplates,
+  recordTemplateSubmission,
   type TemplateRow,
 } from '../../db/templates.ts';
 import { providerCredentialsOf } from '../../projectSecrets.ts';
@@ -63,7 +64,7 @@ export function templateView(row: TemplateRow) {
 const ComponentInput = Type.Object(
   {
     type: Type.String({ description: '`HEADER`, `BODY` or `FOOTER`; exactly one BODY, at most one of the others.' }),
-    format: Type.Optional(Type.String({ description: 'HEADER only, and required there: `TEXT`.' })),
+    format: Type.Optional(Type.String({ description: 'HEADER only: `TEXT`, the only kind supported (a HEADER without it is TEXT).' })),
     text: Type.String({
       description:
         `BODY 1–${MAX_TEXT_LENGTH.BODY} characters, HEADER and FOOTER 1–${MAX_TEXT_LENGTH.HEADER}. ` +
@@ -92,6 +93,12 @@ const CreateTemplateBody = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * How long a new template waits for the provider to answer its submission before the review
+ * worker takes it up anyway (it does only if this process stopped in between).
+ */
+const SUBMISSION_GRACE_MS = 60_000;
+
 export const TemplateIdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 
 export function templateNotFound(): ApiError {
@@ -117,7 +124,9 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
         summary: 'Register a template for provider review',
         description:
           'The template starts PENDING and becomes APPROVED or REJECTED when the provider has reviewed it. ' +
-          'Each (name, language) pair can be registered once per project.',
+          'Each (name, language) pair can be registered once per project. The template is stored before it is ' +
+          'submitted to the provider; if that submission fails, it is registered all the same (PENDING) and the ' +
+          'review worker checks it with the provider.',
         security: BEARER,
         body: CreateTemplateBody,
         response: { 200: TemplateView, ...errorResponses('validation_failed', 'invalid_json', 'template_exists') },
@@ -129,24 +138,14 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
       if (errors.length > 0) throw validationError(errors);
       const { projectId } = request.auth;
       const { db } = ctx.database;
-      // Checked first so a taken pair is not sent to the provider; the unique constraint decides races.
+      // Checked first to answer a taken pair early; the unique constraint decides races.
       if (await findTemplateByNameAndLanguage(db, projectId, body.name, body.language)) {
         throw templateExists(body.name, body.language);
       }
-      const project = await findProject(db, projectId);
       const createdAt = Date.now();
-      const id = newId('tpl', createdAt);
-      const submitted = await ctx.provider.submitTemplate({
-        templateId: id,
-        projectId,
-        name: body.name,
-        language: body.language,
-        category: body.category,
-        components: body.components as TemplateComponent[],
-        credentials: project ? providerCredentialsOf(project, ctx.encryptionKey) : undefined,
-      });
+      const components = body.components as TemplateComponent[];
       const row: TemplateRow = {
-        id,
+        id: newId('tpl', createdAt),
         project_id: projectId,
         name: body.name,
         language: body.language,
@@ -154,14 +153,40 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
         status: 'PENDING',
         components: JSON.stringify(body.components),
         rejection_reason: null,
-        provider_template_id: submitted.providerTemplateId,
-        review_due_at: Date.now() + submitted.checkAfterMs,
+        provider_template_id: null,
+        // Should this process stop before the provider answers, the review worker takes it up then.
+        review_due_at: createdAt + SUBMISSION_GRACE_MS,
         lease_expires_at: null,
         created_at: createdAt,
         updated_at: createdAt,
       };
+      // Stored first, and only then sent: a lost race (409) or a revoked key (401) never leaves
+      // at the provider a template svc does not track.
       await authorizedWrite(ctx, request, async (trx) => {
         if ((await insertTemplate(trx, row)) === 'name_language_taken') throw templateExists(body.name, body.language);
+      });
+      let submission: { providerTemplateId: string | null; reviewDueAt: number };
+      try {
+        const project = await findProject(db, projectId);
+        const submitted = await ctx.provider.submitTemplate({
+          templateId: row.id,
+          projectId,
+          name: row.name,
+          language: row.language,
+          category: row.category,
+          components,
+          credentials: project ? providerCredentialsOf(project, ctx.encryptionKey) : undefined,
+        });
+        submission = { providerTemplateId: submitted.providerTemplateId, reviewDueAt: Date.now() + submitted.checkAfterMs };
+      } catch (error) {
+        // Registered all the same: it stays PENDING and the review worker asks the provider now
+        // (which takes it up, or rejects it), rather than the caller getting a 5xx for a template
+        // that exists.
+        request.log.warn({ err: error, templateId: row.id }, 'template submission to the provider failed; the review worker will check it');
+        submission = { providerTemplateId: null, reviewDueAt: Date.now() };
+      }
+      await db.transaction().execute(async (trx) => {
+        await recordTemplateSubmission(trx, row.id, submission);
         await ctx.notifier.notifyInTransaction(trx, 'templates');
       });
       ctx.notifier.wakeLocal('templates');
@@ -183,7 +208,7 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
     },
     async (request, reply) => {
       const { limit, cursor } = request.query;
-      const rows = await listTemplates(ctx.database.db, request.auth.projectId, { limit, afterId: decodeCursor(cursor) });
+      const rows = await listTemplates(ctx.database.reader, request.auth.projectId, { limit, afterId: decodeCursor(cursor) });
       return paginate(request, reply, rows, limit).map(templateView);
     },
   );
@@ -200,7 +225,7 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
       },
     },
     async (request) => {
-      const row = await findTemplate(ctx.database.db, request.auth.projectId, request.params.id);
+      const row = await findTemplate(ctx.database.reader, request.auth.projectId, request.params.id);
       if (row === undefined) throw templateNotFound();
       return templateView(row);
     },

@@ -6,7 +6,7 @@ import { findTemplate, type TemplateRow } from '../../db/templates.ts';
 import { UNDELIVERABLE } from '../../providers/sandbox/magicRecipients.ts';
 import { authenticate, authorizedWrite } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError, validationError } from '../errors.ts';
+import { ApiError } from '../errors.ts';
 import { BEARER, errorResponses } from '../schemas.ts';
 import { MessageView, messageView } from './messages.ts';
 import { TemplateIdParams, templateNotFound, templateView, TemplateView } from './templates.ts';
@@ -17,10 +17,17 @@ import { TemplateIdParams, templateNotFound, templateView, TemplateView } from '
 const TAG = 'Test helpers (sandbox only)';
 const DEFAULT_REJECTION = 'Rejected with the sandbox test helper.';
 
-function notPending(template: TemplateRow): ApiError {
+function contradicts(template: TemplateRow, status: string): ApiError {
   return new ApiError(
     'template_not_pending',
-    `The template is already ${template.status}; only a PENDING template can be reviewed.`,
+    `The template is already ${template.status}; it cannot be reviewed again as ${status}.`,
+  );
+}
+
+function cannotMove(from: string, to: string): ApiError {
+  return new ApiError(
+    'invalid_status_transition',
+    `The message is ${from}; it cannot move to ${to} (statuses never move backwards).`,
   );
 }
 
@@ -38,7 +45,9 @@ export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): 
         summary: 'Settle the review of a PENDING template now',
         description:
           'Sandbox only (404 under any other provider). Makes the review happen at once, with the given outcome, ' +
-          'whatever the sandbox review rules would decide. A template that is not PENDING is 409 template_not_pending.',
+          'whatever the sandbox review rules would decide. A template already in the requested status is answered ' +
+          'as it is (200); one already settled the other way is 409 template_not_pending. `reason` is used with ' +
+          'REJECTED only and ignored with APPROVED.',
         security: BEARER,
         params: TemplateIdParams,
         body: Type.Object(
@@ -49,7 +58,7 @@ export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): 
                 minLength: 1,
                 maxLength: 1000,
                 pattern: '\\S',
-                description: `REJECTED only: the rejectionReason (default "${DEFAULT_REJECTION}").`,
+                description: `REJECTED only: the rejectionReason (default "${DEFAULT_REJECTION}"); ignored with APPROVED.`,
               }),
             ),
           },
@@ -63,16 +72,13 @@ export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): 
     },
     async (request) => {
       const { status, reason } = request.body;
-      if (status === 'APPROVED' && reason !== undefined) {
-        throw validationError([
-          { field: '/reason', code: 'not_allowed', message: 'reason goes with status REJECTED only; remove it.' },
-        ]);
-      }
       const { projectId } = request.auth;
       // The key is re-checked and the template's owner confirmed before the provider path settles it.
       const template = await authorizedWrite(ctx, request, (trx) => findTemplate(trx, projectId, request.params.id));
       if (template === undefined) throw templateNotFound();
-      if (template.status !== 'PENDING') throw notPending(template);
+      // Idempotent: asking again for the status it already has answers it as it is.
+      if (template.status === status) return templateView(template);
+      if (template.status !== 'PENDING') throw contradicts(template, status);
       const result = await ctx.inbound({
         kind: 'template',
         templateId: template.id,
@@ -82,8 +88,8 @@ export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): 
       });
       const settled = await findTemplate(ctx.database.db, projectId, template.id);
       if (result === 'unknown' || settled === undefined) throw templateNotFound();
-      // 'unchanged': the review worker settled it first.
-      if (result === 'unchanged') throw notPending(settled);
+      // 'unchanged': the review worker settled it first, the same way or not.
+      if (result === 'unchanged' && settled.status !== status) throw contradicts(settled, status);
       return templateView(settled);
     },
   );
@@ -96,8 +102,9 @@ export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): 
         summary: 'Move a message to a later status now',
         description:
           'Sandbox only. Reports the status as the provider would — through the same path, so the state machine, ' +
-          'events and webhooks all apply: skipped states are filled in (READ implies DELIVERED). A status that is not ' +
-          'ahead of the current one (or FAILED after READ) is 409 invalid_status_transition.',
+          'events and webhooks all apply: skipped states are filled in (READ implies DELIVERED). The status the message ' +
+          'already has is answered as it is (200); an earlier one, FAILED after READ, or any other status after READ or ' +
+          'FAILED is 409 invalid_status_transition.',
         security: BEARER,
         params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
         body: Type.Object(
@@ -115,6 +122,8 @@ export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): 
       const { status } = request.body;
       const message = await authorizedWrite(ctx, request, (trx) => findMessage(trx, projectId, request.params.id));
       if (message === undefined) throw new ApiError('not_found', 'No message of this project has that id.');
+      // Idempotent: asking again for the status it already has answers it as it is.
+      if (message.status === status) return messageView(message);
       const result = await ctx.inbound({
         kind: 'message',
         messageId: message.id,
@@ -123,14 +132,10 @@ export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): 
         occurredAt: Date.now(),
         ...(status === 'FAILED' && { error: UNDELIVERABLE }),
       });
-      if (result === 'unchanged') {
-        throw new ApiError(
-          'invalid_status_transition',
-          `The message is ${message.status}; it cannot move to ${status} (statuses never move backwards).`,
-        );
-      }
       const advanced = await findMessage(ctx.database.db, projectId, message.id);
       if (advanced === undefined) throw new ApiError('not_found', 'No message of this project has that id.');
+      // 'unchanged': a backwards move, or the message got there (or past it) meanwhile.
+      if (result === 'unchanged' && advanced.status !== status) throw cannotMove(advanced.status, status);
       return messageView(advanced);
     },
   );

@@ -92,7 +92,7 @@ export async function webhookSecretRoutes(app: FastifyInstance, ctx: HttpContext
       },
     },
     async (request, reply) => {
-      const project = await findProject(ctx.database.db, request.auth.projectId);
+      const project = await findProject(ctx.database.reader, request.auth.projectId);
       if (!project) throw unauthorized();
       noStore(reply);
       return webhookSecretView(project, ctx.encryptionKey, Date.now());

@@ -6,9 +6,9 @@ import type { TemplateCheck, TemplateComponent } from '../provider.ts';
 // applies is the rejection reason:
 // 1. the name starts with `reject_`;
 // 2. the BODY text, trimmed, starts or ends with a placeholder;
-// 3. the BODY has too many placeholders for its text: it needs at least 2 × p + 1 words besides
-//    its p placeholders (each use counts). A word is a run of non-space characters with at least
-//    one letter or digit; punctuation alone is not a word.
+// 3. the BODY has too many placeholders for its text: more placeholders (each use counts) than
+//    words besides them. A word is a run of non-space characters with at least one letter or
+//    digit; punctuation alone is not a word.
 // Everything else is APPROVED.
 
 export const REJECT_PREFIX = 'reject_';
@@ -44,13 +44,12 @@ export function sandboxReview(template: { name: string; components: TemplateComp
     return { status: 'REJECTED', reason: `The body ends with the placeholder {{${last.number}}}; put some text after it.` };
   }
   const words = wordCount(text, placeholders);
-  const needed = 2 * placeholders.length + 1;
-  if (words < needed) {
+  if (placeholders.length > words) {
     return {
       status: 'REJECTED',
       reason:
         `The body has too many placeholders for its length: ${placeholders.length} placeholder(s) need at ` +
-        `least ${needed} words of text, and it has ${words}. Add text or use fewer placeholders.`,
+        `least ${placeholders.length} words of text, and it has ${words}. Add text or use fewer placeholders.`,
     };
   }
   return { status: 'APPROVED' };
