@@ -83,6 +83,47 @@ for (const kind of databaseKinds()) {
       });
     });
 
+    describe('provider outcomes', () => {
+      it('a permanent failure fails the message at once with the provider’s error', async () => {
+        const own = await startTestServer(kind, { env: ENV });
+        try {
+          const owner = await createSender(own);
+          const rejected = { code: '132001', title: 'Template does not exist', message: 'The template name does not exist.' };
+          let calls = 0;
+          own.app.provider.sendMessage = async () => {
+            calls++;
+            return { kind: 'permanent', error: rejected };
+          };
+          const reply = await own.call('POST', '/v1/messages', { key: owner.key, body: sendBody(owner) });
+          const failed = await waitForStatus(own, owner.key, reply.body.id, 'FAILED');
+          assert.deepEqual(failed.error, rejected);
+          assert.equal(calls, 1);
+          assert.deepEqual(await statuses(own, owner.key, reply.body.id), ['QUEUED', 'FAILED']);
+        } finally {
+          await own.close();
+        }
+      });
+
+      it('a submission that throws is retried like a transient failure', async () => {
+        const own = await startTestServer(kind, { env: ENV });
+        try {
+          const owner = await createSender(own);
+          const real = own.app.provider.sendMessage.bind(own.app.provider);
+          let calls = 0;
+          own.app.provider.sendMessage = async (message) => {
+            calls++;
+            if (calls === 1) throw new Error('connection reset');
+            return real(message);
+          };
+          const reply = await own.call('POST', '/v1/messages', { key: owner.key, body: sendBody(owner) });
+          await waitForStatus(own, owner.key, reply.body.id, 'READ');
+          assert.equal(calls, 2);
+        } finally {
+          await own.close();
+        }
+      });
+    });
+
     describe('provider reports', () => {
       // A server of its own whose sandbox never reports by itself, so the test makes every report.
       async function sentMessage() {
