@@ -1,9 +1,47 @@
 import type { Db, DialectName } from './database.ts';
 import type { MessageEventsTable, MessagesTable, MessageStatus, TemplatesTable } from './tables.ts';
-import { idLowerBound } from '../domain/ids.ts';
+import { idLowerBound, newId } from '../domain/ids.ts';
 
 export type MessageRow = MessagesTable;
 export type MessageEventRow = MessageEventsTable;
+
+export interface NewMessage {
+  projectId: string;
+  to: string;
+  template: Pick<TemplatesTable, 'id' | 'name' | 'language' | 'category'>;
+  variables: Record<string, string>;
+  headerVariables?: Record<string, string>;
+  /** What the recipient reads. */
+  content: { header?: string; body: string; footer?: string };
+}
+
+/** The row of a message just accepted: QUEUED and due now. */
+export function queuedMessageRow(message: NewMessage, now: number): MessageRow {
+  return {
+    id: newId('msg', now),
+    project_id: message.projectId,
+    recipient: message.to,
+    template_id: message.template.id,
+    template_name: message.template.name,
+    language: message.template.language,
+    category: message.template.category,
+    variables: JSON.stringify(message.variables),
+    header_variables: message.headerVariables ? JSON.stringify(message.headerVariables) : null,
+    rendered: JSON.stringify(message.content),
+    status: 'QUEUED',
+    attempts: 0,
+    due_at: now,
+    lease_expires_at: null,
+    provider_message_id: null,
+    error: null,
+    queued_at: now,
+    sent_at: null,
+    delivered_at: null,
+    read_at: null,
+    failed_at: null,
+    updated_at: now,
+  };
+}
 
 export async function insertMessages(db: Db, rows: MessageRow[]): Promise<void> {
   if (rows.length > 0) await db.insertInto('messages').values(rows).execute();

@@ -1,4 +1,5 @@
 import type { App } from '../../src/app.ts';
+import { queuedMessageRow } from '../../src/db/messages.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { sealSecret } from '../../src/domain/secretBox.ts';
 import { liveWebhookSecrets } from '../../src/projectSecrets.ts';
@@ -69,32 +70,20 @@ export async function insertMessage(app: Target, projectId: string): Promise<Tes
     template: 'order_update',
     providerMessageId: `wamid.test${sequence}${now}`,
   };
+  const row = queuedMessageRow(
+    {
+      projectId,
+      to: message.to,
+      template: { id: newId('tpl', now), name: message.template, language: 'en', category: 'UTILITY' },
+      variables: { '1': 'Ada' },
+      content: { body: 'Hello Ada' },
+    },
+    now,
+  );
+  // Not due: these tests make its status changes themselves.
   await app.database.db
     .insertInto('messages')
-    .values({
-      id: message.id,
-      project_id: projectId,
-      recipient: message.to,
-      template_id: newId('tpl', now),
-      template_name: message.template,
-      language: 'en',
-      category: 'UTILITY',
-      variables: '{"1":"Ada"}',
-      header_variables: null,
-      rendered: '{"body":"Hello Ada"}',
-      status: 'QUEUED',
-      attempts: 0,
-      due_at: null,
-      lease_expires_at: null,
-      provider_message_id: message.providerMessageId,
-      error: null,
-      queued_at: now,
-      sent_at: null,
-      delivered_at: null,
-      read_at: null,
-      failed_at: null,
-      updated_at: now,
-    })
+    .values({ ...row, id: message.id, due_at: null, provider_message_id: message.providerMessageId })
     .execute();
   return message;
 }

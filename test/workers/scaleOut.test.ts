@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/database.ts';
-import { newId } from '../../src/domain/ids.ts';
-import type { MessageRow } from '../../src/db/messages.ts';
+import { queuedMessageRow } from '../../src/db/messages.ts';
 import { createTestDatabase } from '../support/databases.ts';
 import { call } from '../support/http.ts';
 import { startServiceProcess, type ServiceProcess } from '../support/process.ts';
@@ -43,30 +42,18 @@ describe('scale-out on PostgreSQL', { skip: !process.env.SVC_TEST_POSTGRES_URL }
 
       // Queue the messages straight into the table (the HTTP path has its own tests): this is about the workers.
       const now = Date.now();
-      const rows: MessageRow[] = Array.from({ length: MESSAGES }, (_, i) => ({
-        id: newId('msg', now),
-        project_id: project.body.projectId,
-        recipient: `+55119${String(20_000_000 + i)}`,
-        template_id: template.body.id,
-        template_name: 'scale',
-        language: 'en',
-        category: 'UTILITY',
-        variables: JSON.stringify({ '1': String(i) }),
-        header_variables: null,
-        rendered: JSON.stringify({ body: `Ticket ${i} is ready now.` }),
-        status: 'QUEUED',
-        attempts: 0,
-        due_at: now,
-        lease_expires_at: null,
-        provider_message_id: null,
-        error: null,
-        queued_at: now,
-        sent_at: null,
-        delivered_at: null,
-        read_at: null,
-        failed_at: null,
-        updated_at: now,
-      }));
+      const rows = Array.from({ length: MESSAGES }, (_, i) =>
+        queuedMessageRow(
+          {
+            projectId: project.body.projectId,
+            to: `+55119${String(20_000_000 + i)}`,
+            template: { id: template.body.id, name: 'scale', language: 'en', category: 'UTILITY' },
+            variables: { '1': String(i) },
+            content: { body: `Ticket ${i} is ready now.` },
+          },
+          now,
+        ),
+      );
       for (let i = 0; i < rows.length; i += 500) await db.db.insertInto('messages').values(rows.slice(i, i + 500)).execute();
 
       const started = Date.now();

@@ -1,7 +1,14 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { findMessage, findSendContext, listMessageEvents, listMessages, type MessageRow } from '../../db/messages.ts';
+import {
+  findMessage,
+  findSendContext,
+  listMessageEvents,
+  listMessages,
+  type MessageRow,
+  queuedMessageRow,
+} from '../../db/messages.ts';
 import type { TemplatesTable } from '../../db/tables.ts';
 import { newId } from '../../domain/ids.ts';
 import {
@@ -241,30 +248,17 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
         body: renderText(bodyComponent.text, body.variables ?? {}),
         ...(footer && { footer: footer.text }),
       };
-      const message: MessageRow = {
-        id: newId('msg', now),
-        project_id: projectId,
-        recipient: body.to,
-        template_id: template.id,
-        template_name: template.name,
-        language: template.language,
-        category: template.category,
-        variables: JSON.stringify(body.variables ?? {}),
-        header_variables: body.headerVariables ? JSON.stringify(body.headerVariables) : null,
-        rendered: JSON.stringify(content),
-        status: 'QUEUED',
-        attempts: 0,
-        due_at: now,
-        lease_expires_at: null,
-        provider_message_id: null,
-        error: null,
-        queued_at: now,
-        sent_at: null,
-        delivered_at: null,
-        read_at: null,
-        failed_at: null,
-        updated_at: now,
-      };
+      const message = queuedMessageRow(
+        {
+          projectId,
+          to: body.to,
+          template,
+          variables: body.variables ?? {},
+          ...(body.headerVariables && { headerVariables: body.headerVariables }),
+          content,
+        },
+        now,
+      );
       await ctx.testHooks.beforeAuthorizedWrite?.('/v1/messages');
       const result = await acceptor.accept({
         keyId,
