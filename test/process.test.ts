@@ -52,6 +52,13 @@ for (const kind of databaseKinds()) {
 }
 
 describe('the svc process refuses to start', () => {
+  it('on PostgreSQL without SVC_ENCRYPTION_KEY', { skip: !process.env.SVC_TEST_POSTGRES_URL }, async () => {
+    const database = await createTestDatabase('postgres');
+    const result = await runSvc(['serve'], { SVC_DATABASE_URL: database.url, PORT: '0' });
+    assert.equal(result.code, 1);
+    assert.match(result.output, /configuration: SVC_ENCRYPTION_KEY is required with PostgreSQL/);
+  });
+
   it('with an invalid setting, naming the variable', async () => {
     const result = await runSvc(['serve'], { PORT: 'eighty' });
     assert.equal(result.code, 1);
