@@ -91,6 +91,8 @@ export type ProviderInbound = (report: ProviderReport) => Promise<ReportResult>;
 
 export interface Provider {
   readonly name: 'sandbox' | 'whatsapp';
+  /** The longest one sendMessage call may take (its own timeout): claims are leased for longer. */
+  readonly submissionTimeoutMs: number;
   /** Hands a new template to the provider for review; returns its id there, if any. */
   submitTemplate(template: TemplateSubmission): Promise<{ providerTemplateId: string | null; checkAfterMs: number }>;
   /**

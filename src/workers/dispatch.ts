@@ -11,9 +11,8 @@ import type { SendRateGate } from './sendRate.ts';
 import { recordStatusChanges } from './statusChanges.ts';
 
 const BATCH = 100;
-/** Longer than any provider call may take, so a live worker never loses its claim. */
-const LEASE_MS = 60_000;
 const SEND_CONCURRENCY = 32;
+const LEASE_MARGIN_MS = 5000;
 const JITTER = 0.1;
 
 const NOT_CONFIGURED: ProviderError = {
@@ -52,6 +51,9 @@ export function createDispatchJob(deps: WorkerDeps, rateGate: SendRateGate): Job
   const { database, provider, notifier, config, logger } = deps;
   const { db, dialect } = database;
   const schedule = config.sendRetryScheduleMs;
+  // Longer than a whole batch of submissions may take, so a live worker never loses its claim,
+  // and no longer, so a crashed worker's claims are taken over soon.
+  const leaseMs = provider.submissionTimeoutMs * Math.ceil(BATCH / SEND_CONCURRENCY) + LEASE_MARGIN_MS;
 
   async function credentialsByProject(messages: MessageRow[]): Promise<Map<string, ProviderCredentials>> {
     const ids = [...new Set(messages.map((message) => message.project_id))];
@@ -90,7 +92,7 @@ export function createDispatchJob(deps: WorkerDeps, rateGate: SendRateGate): Job
   return {
     name: 'dispatch',
     async runOnce(now) {
-      const claimed = await claimDue(db, dialect, 'messages', { now, limit: BATCH, leaseMs: LEASE_MS });
+      const claimed = await claimDue(db, dialect, 'messages', { now, limit: BATCH, leaseMs });
       if (claimed.length === 0) return { handled: 0, nextDueAt: await nextDueAt(db, 'messages') };
       const credentials = await credentialsByProject(claimed);
 

@@ -68,6 +68,7 @@ for (const kind of databaseKinds()) {
           .selectFrom('sandbox_reports')
           .select('id')
           .where('message_id', '=', id)
+          .where('status', '=', 'READ')
           .execute();
         assert.equal(pending.length, 0, 'no READ report is planned');
         const message = (await server.call('GET', `/v1/messages/${id}`, { key: sender.key })).body;

@@ -42,6 +42,8 @@ interface PlannedReport {
  */
 export class SandboxProvider implements Provider {
   readonly name = 'sandbox';
+  /** A submission is a local database write, committed with others (group commit). */
+  readonly submissionTimeoutMs = 2000;
   readonly #settings: Config['sandbox'];
   readonly #database: Database;
   readonly #notifier: Notifier;
