@@ -229,3 +229,13 @@ export async function clearTemplateReview(db: Db, id: string): Promise<void> {
 export async function nextTemplateReviewDueAt(db: Db): Promise<number | undefined> {
   return nextDueAt(db, 'templates', 'review_due_at');
 }
+
+/** Records the provider's id of a template found or submitted after registration (a later review check). */
+export async function recordProviderTemplateId(db: Db, id: string, providerTemplateId: string): Promise<void> {
+  await db.updateTable('templates').set({ provider_template_id: providerTemplateId }).where('id', '=', id).execute();
+}
+
+/** The templates a provider's id names (one per project that registered the same template there). */
+export async function findTemplatesByProviderTemplateId(db: Db, providerTemplateId: string): Promise<TemplateRow[]> {
+  return db.selectFrom('templates').selectAll().where('provider_template_id', '=', providerTemplateId).execute();
+}

@@ -15,6 +15,7 @@ import { testHelperRoutes } from './routes/testHelpers.ts';
 import { providerCredentialRoutes } from './routes/providerCredentials.ts';
 import { webhookSecretRoutes } from './routes/webhookSecret.ts';
 import { webhookDeliveryRoutes } from './routes/webhookDeliveries.ts';
+import { whatsappWebhookRoutes } from './routes/whatsappWebhook.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { randomBytes } from 'node:crypto';
 
@@ -136,5 +137,6 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
   await app.register(async (scope) => testHelperRoutes(scope, ctx));
   await app.register(async (scope) => messageRoutes(scope, ctx));
   await app.register(async (scope) => webhookDeliveryRoutes(scope, ctx));
+  await app.register(async (scope) => whatsappWebhookRoutes(scope, ctx));
   return app;
 }

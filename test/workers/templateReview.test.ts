@@ -1,17 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pino from 'pino';
 import { createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { listTemplateStatusEvents } from '../../src/db/templates.ts';
-import { resolveEncryptionKey } from '../../src/encryptionKey.ts';
-import { KeyUsageRecorder } from '../../src/http/keyUsage.ts';
-import { createMetricsRegistry } from '../../src/http/metrics.ts';
-import { buildHttpServer } from '../../src/http/server.ts';
-import { SandboxProvider } from '../../src/providers/sandbox/index.ts';
 import { Notifier } from '../../src/workers/notifier.ts';
-import { createProviderInbound } from '../../src/workers/providerReports.ts';
 import { applyTemplateReview } from '../../src/workers/templateReview.ts';
 import { createTestDatabase, databaseKinds } from '../support/databases.ts';
 import { call } from '../support/http.ts';
@@ -347,39 +340,26 @@ for (const kind of databaseKinds()) {
       });
 
       it('does not exist under another provider', async () => {
-        // No other provider can start in this version, so the HTTP server is built directly
-        // with a configuration that names one.
-        const testDatabase = await createTestDatabase(kind);
-        const logger = pino({ level: 'silent' });
-        const config = loadConfig({ SVC_PROVIDER: 'whatsapp', SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, SVC_DATABASE_URL: testDatabase.url });
-        const database = openDatabase(config.databaseUrl, { poolSize: 2 });
-        const notifier = new Notifier(database, logger);
-        const http = await buildHttpServer({
-          config,
-          database,
-          logger,
-          metrics: createMetricsRegistry(),
-          encryptionKey: resolveEncryptionKey(config.encryptionKey, database.sqlitePath, logger),
-          keyUsage: new KeyUsageRecorder(database, logger),
-          provider: new SandboxProvider(config.sandbox, database, notifier, logger),
-          inbound: createProviderInbound({ database, notifier, logger }),
-          notifier,
-          testHooks: {},
+        const whatsapp = await startTestServer(kind, {
+          env: {
+            SVC_PROVIDER: 'whatsapp',
+            SVC_WHATSAPP_GRAPH_URL: 'http://127.0.0.1:9',
+            SVC_WHATSAPP_APP_SECRET: 'app-secret',
+            SVC_WHATSAPP_VERIFY_TOKEN: 'verify-token',
+          },
         });
         try {
-          const reply = await http.inject({
-            method: 'POST',
-            url: '/v1/test-helpers/templates/tpl_00000000000000000000000000/review',
-            headers: { authorization: 'Bearer svc_live_' + 'a'.repeat(40), 'content-type': 'application/json' },
-            payload: { status: 'APPROVED' },
+          const { key } = await whatsapp.createProject();
+          const reply = await whatsapp.call('POST', '/v1/test-helpers/templates/tpl_00000000000000000000000000/review', {
+            key,
+            body: { status: 'APPROVED' },
           });
-          assert.equal(reply.statusCode, 404);
-          assert.equal(reply.json().code, 'not_found');
-          assert.ok(!http.swagger().paths?.['/v1/test-helpers/templates/{id}/review'], 'nor in the OpenAPI document');
+          assert.equal(reply.status, 404);
+          assert.equal(reply.body.code, 'not_found');
+          const doc = await whatsapp.call('GET', '/openapi.json');
+          assert.ok(!doc.body.paths['/v1/test-helpers/templates/{id}/review'], 'nor in the OpenAPI document');
         } finally {
-          await http.close();
-          await database.close();
-          await testDatabase.drop();
+          await whatsapp.close();
         }
       });
     });

@@ -1,0 +1,116 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { findTemplatesByProviderTemplateId } from '../../db/templates.ts';
+import type { ReportResult } from '../../providers/provider.ts';
+import { hasValidSignature, reportsOf } from '../../providers/whatsapp/webhook.ts';
+import type { HttpContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+
+// Meta's webhook for the WhatsApp Cloud API (CONTRACT §7): the verification handshake, and the
+// signed notifications of message statuses and template reviews. Meta authenticates with the
+// app secret's signature, not an API key.
+
+const PATH = '/v1/providers/whatsapp/webhook';
+const TAG = 'Provider webhooks';
+/** Meta batches many status updates into one notification. */
+const WEBHOOK_BODY_LIMIT = 4 * 1024 * 1024;
+/** svc's message ids (CONTRACT §3): a status naming one svc cannot find yet is worth Meta's retry. */
+const SVC_MESSAGE_ID = /^msg_/;
+
+function sameSecret(given: string, expected: string): boolean {
+  // Hashed first: timingSafeEqual needs equal lengths, and the length must not leak either.
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+function first(value: unknown): string | undefined {
+  const single = Array.isArray(value) ? value[0] : value;
+  return typeof single === 'string' ? single : undefined;
+}
+
+export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
+  if (ctx.config.provider !== 'whatsapp') return;
+  const { appSecret, verifyToken } = ctx.config.whatsapp;
+
+  // The signature covers the exact bytes Meta sent: keep them, parse only once they are trusted.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) => {
+    done(null, body);
+  });
+
+  app.get(
+    PATH,
+    {
+      schema: {
+        tags: [TAG],
+        summary: 'WhatsApp webhook verification handshake',
+        description:
+          'Meta calls this when the webhook is configured: with `hub.mode=subscribe` and `hub.verify_token` equal to ' +
+          '`SVC_WHATSAPP_VERIFY_TOKEN`, the answer is `hub.challenge` as text (200); anything else is 403.',
+      },
+    },
+    async (request, reply) => {
+      const query = request.query as Record<string, unknown>;
+      const mode = first(query['hub.mode']);
+      const token = first(query['hub.verify_token']);
+      const challenge = first(query['hub.challenge']);
+      if (mode !== 'subscribe' || token === undefined || challenge === undefined || verifyToken === undefined || !sameSecret(token, verifyToken)) {
+        throw new ApiError('forbidden', 'The verification request does not match the configured verify token.');
+      }
+      return reply.type('text/plain; charset=utf-8').send(challenge);
+    },
+  );
+
+  app.post(
+    PATH,
+    {
+      bodyLimit: WEBHOOK_BODY_LIMIT,
+      schema: {
+        tags: [TAG],
+        summary: 'WhatsApp webhook notifications',
+        description:
+          'Message statuses (sent, delivered, read, failed) and template reviews from Meta, signed with ' +
+          '`X-Hub-Signature-256` (HMAC-SHA256 of the body with `SVC_WHATSAPP_APP_SECRET`): unsigned or badly signed ' +
+          'posts are 401. Answers 200 once every report is recorded (duplicates and late reports change nothing), ' +
+          'and 500 when a status names an svc message that cannot be found yet, so that Meta sends it again.',
+      },
+    },
+    async (request, reply) => {
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const signature = first(request.headers['x-hub-signature-256']);
+      if (appSecret === undefined || !hasValidSignature(raw, signature, appSecret)) {
+        throw new ApiError('unauthorized', 'The X-Hub-Signature-256 header is missing or does not match the body.');
+      }
+      let payload: unknown;
+      try {
+        payload = JSON.parse(raw.toString('utf8'));
+      } catch {
+        throw new ApiError('invalid_json', 'The body is not valid JSON.');
+      }
+      const { messages, templates } = reportsOf(payload);
+      let missing = 0;
+      for (const report of messages) {
+        const result: ReportResult = await ctx.inbound(report);
+        if (result === 'unknown' && report.messageId !== undefined && SVC_MESSAGE_ID.test(report.messageId)) missing++;
+        else if (result === 'unknown') request.log.debug({ providerMessageId: report.providerMessageId }, 'status of a message svc did not send');
+      }
+      for (const update of templates) {
+        // Unknown ids are left to the review worker, which polls every PENDING template.
+        for (const template of await findTemplatesByProviderTemplateId(ctx.database.db, update.providerTemplateId)) {
+          await ctx.inbound({
+            kind: 'template',
+            templateId: template.id,
+            status: update.status,
+            ...(update.reason !== undefined && { reason: update.reason }),
+            occurredAt: update.occurredAt,
+          });
+        }
+      }
+      if (missing > 0) {
+        request.log.warn({ missing }, 'WhatsApp statuses for messages not found; Meta will send them again');
+        throw new ApiError('unavailable', 'Some statuses name messages that cannot be found yet; send them again later.');
+      }
+      return reply.code(200).send({ received: messages.length + templates.length });
+    },
+  );
+}

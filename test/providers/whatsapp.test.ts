@@ -1,0 +1,425 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { signatureOf } from '../../src/providers/whatsapp/webhook.ts';
+import { databaseKinds } from '../support/databases.ts';
+import { FAKE_WABA_ID, type FakeGraphApi, graphError, startFakeGraphApi } from '../support/fakeGraphApi.ts';
+import { call } from '../support/http.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { waitForStatus } from '../support/sending.ts';
+
+const APP_SECRET = 'meta-app-secret-for-tests';
+const VERIFY_TOKEN = 'verify-me-please';
+const PHONE_NUMBER_ID = '106540352242922';
+const TOKEN = 'EAAG-first-token';
+const HEADER_TEXT = 'Order {{1}}';
+const BODY_TEXT = 'Hello {{1}}, your order {{2}} has shipped today.';
+const WEBHOOK = '/v1/providers/whatsapp/webhook';
+
+function env(fake: FakeGraphApi): Record<string, string> {
+  return {
+    SVC_PROVIDER: 'whatsapp',
+    SVC_WHATSAPP_GRAPH_URL: fake.url,
+    SVC_WHATSAPP_API_VERSION: 'v23.0',
+    SVC_WHATSAPP_APP_SECRET: APP_SECRET,
+    SVC_WHATSAPP_VERIFY_TOKEN: VERIFY_TOKEN,
+    // Many short waits: long enough in all to rotate a token, short enough for a test.
+    SVC_SEND_RETRY_SCHEDULE: Array.from({ length: 40 }, () => '50ms').join(','),
+  };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+for (const kind of databaseKinds()) {
+  describe(`WhatsApp Cloud API provider (${kind})`, () => {
+    let fake: FakeGraphApi;
+    let server: TestServer;
+    let key: string;
+    let templateId: string;
+
+    /** Signs like Meta (X-Hub-Signature-256) and posts to svc's webhook. */
+    function postWebhook(payload: unknown, signature: string | null = 'valid') {
+      const raw = JSON.stringify(payload);
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (signature === 'valid') headers['x-hub-signature-256'] = signatureOf(raw, APP_SECRET);
+      else if (signature !== null) headers['x-hub-signature-256'] = signature;
+      return server.call('POST', WEBHOOK, { raw, headers });
+    }
+
+    function statusWebhook(statuses: unknown[]) {
+      return {
+        object: 'whatsapp_business_account',
+        entry: [
+          {
+            id: FAKE_WABA_ID,
+            changes: [
+              {
+                field: 'messages',
+                value: {
+                  messaging_product: 'whatsapp',
+                  metadata: { display_phone_number: '15550783881', phone_number_id: PHONE_NUMBER_ID },
+                  statuses,
+                },
+              },
+            ],
+          },
+        ],
+      };
+    }
+
+    function templateWebhook(providerTemplateId: string, event: string, reason = 'NONE') {
+      return {
+        object: 'whatsapp_business_account',
+        entry: [
+          {
+            id: FAKE_WABA_ID,
+            time: Math.floor(Date.now() / 1000),
+            changes: [
+              {
+                field: 'message_template_status_update',
+                value: {
+                  event,
+                  message_template_id: Number(providerTemplateId),
+                  message_template_name: 'whatever',
+                  message_template_language: 'en_US',
+                  reason,
+                },
+              },
+            ],
+          },
+        ],
+      };
+    }
+
+    async function register(name: string, components: unknown[] = [{ type: 'BODY', text: BODY_TEXT }]) {
+      const created = await server.call('POST', '/v1/templates', {
+        key,
+        body: { name, language: 'en_US', category: 'UTILITY', components },
+      });
+      assert.equal(created.status, 200, created.text);
+      assert.equal(created.body.status, 'PENDING');
+      return created.body.id as string;
+    }
+
+    async function providerTemplateIdOf(id: string): Promise<string> {
+      const row = await server.app.database.db
+        .selectFrom('templates')
+        .select('provider_template_id')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      assert.ok(row.provider_template_id, 'the provider template id is recorded');
+      return row.provider_template_id;
+    }
+
+    /** Time passes: the template's next review check is due now. */
+    async function reviewNow(id: string) {
+      await server.app.database.db.updateTable('templates').set({ review_due_at: Date.now() }).where('id', '=', id).execute();
+      server.app.notifier.wakeLocal('templates');
+    }
+
+    async function templateStatus(id: string, status: string) {
+      return until(`template ${id} to be ${status}`, async () => {
+        const reply = await server.call('GET', `/v1/templates/${id}`, { key });
+        return reply.body.status === status ? reply.body : undefined;
+      });
+    }
+
+    async function send(variables = { '1': 'Ana', '2': 'A-1001' }, to = '+5511987654321') {
+      const reply = await server.call('POST', '/v1/messages', {
+        key,
+        body: { to, template: 'order_update', language: 'en_US', variables, headerVariables: { '1': 'A-1001' } },
+      });
+      assert.equal(reply.status, 202, reply.text);
+      return reply.body.id as string;
+    }
+
+    async function statuses(id: string): Promise<string[]> {
+      const events = await server.call('GET', `/v1/messages/${id}/events`, { key });
+      return events.body.map((event: any) => event.status);
+    }
+
+    before(async () => {
+      fake = await startFakeGraphApi();
+      fake.validTokens.add(TOKEN);
+      fake.phoneNumberIds.add(PHONE_NUMBER_ID);
+      server = await startTestServer(kind, { env: env(fake) });
+      ({ key } = await server.createProject());
+      const saved = await server.call('PUT', '/v1/projects/me/provider-credentials', {
+        key,
+        body: { providerPhoneNumberId: PHONE_NUMBER_ID, providerAccessToken: TOKEN },
+      });
+      assert.equal(saved.status, 200, saved.text);
+    });
+    after(async () => {
+      await server.close();
+      await fake.close();
+    });
+
+    describe('templates', () => {
+      it('registers the template with the business account of the phone number, and settles it when Meta approves', async () => {
+        templateId = await register('order_update', [
+          { type: 'HEADER', format: 'TEXT', text: HEADER_TEXT },
+          { type: 'BODY', text: BODY_TEXT },
+          { type: 'FOOTER', text: 'Acme Inc.' },
+        ]);
+        const debug = fake.requests.find((request) => request.path === '/v23.0/debug_token');
+        assert.ok(debug, 'the WABA is found through the token');
+        assert.equal(debug.query.get('input_token'), TOKEN);
+        const created = fake.requests.find((request) => request.path === `/v23.0/${FAKE_WABA_ID}/message_templates` && request.method === 'POST');
+        assert.ok(created, 'the template is submitted to the WABA');
+        assert.equal(created.authorization, `Bearer ${TOKEN}`);
+        assert.deepEqual(created.body, {
+          name: 'order_update',
+          language: 'en_US',
+          category: 'UTILITY',
+          components: [
+            { type: 'HEADER', format: 'TEXT', text: HEADER_TEXT, example: { header_text: ['sample 1'] } },
+            { type: 'BODY', text: BODY_TEXT, example: { body_text: [['sample 1', 'sample 2']] } },
+            { type: 'FOOTER', text: 'Acme Inc.' },
+          ],
+        });
+        const providerTemplateId = await providerTemplateIdOf(templateId);
+        assert.equal(fake.templates.get(providerTemplateId)?.status, 'PENDING');
+
+        // Still pending at Meta: the check changes nothing.
+        await reviewNow(templateId);
+        await until('a status check', () => fake.requests.some((request) => request.path === `/v23.0/${providerTemplateId}`));
+        assert.equal((await server.call('GET', `/v1/templates/${templateId}`, { key })).body.status, 'PENDING');
+
+        fake.review(providerTemplateId, 'APPROVED');
+        await reviewNow(templateId);
+        await templateStatus(templateId, 'APPROVED');
+      });
+
+      it('takes Meta’s signed template webhook: approved, and rejected with its reason', async () => {
+        const approved = await register('welcome_approved');
+        const rejected = await register('welcome_rejected');
+        assert.equal((await postWebhook(templateWebhook(await providerTemplateIdOf(approved), 'APPROVED'))).status, 200);
+        await templateStatus(approved, 'APPROVED');
+        const reply = await postWebhook(templateWebhook(await providerTemplateIdOf(rejected), 'REJECTED', 'INVALID_FORMAT'));
+        assert.equal(reply.status, 200);
+        const settled = await templateStatus(rejected, 'REJECTED');
+        assert.match(settled.rejectionReason, /INVALID_FORMAT/);
+        // A template id svc does not know is acknowledged (the review worker polls its own).
+        assert.equal((await postWebhook(templateWebhook('999999', 'APPROVED'))).status, 200);
+      });
+
+      it('a template Meta refuses outright is REJECTED with Meta’s explanation', async () => {
+        const refusal = graphError(400, 100, 'Invalid parameter', 'Template name contains a reserved word.');
+        fake.failNext('create_template', refusal, refusal);
+        const id = await register('refused_outright');
+        const settled = await templateStatus(id, 'REJECTED');
+        assert.match(settled.rejectionReason, /reserved word/);
+      });
+    });
+
+    describe('sending', () => {
+      it('sends the template message to Meta and records SENT with the wamid', async () => {
+        const before = fake.sends().length;
+        const id = await send();
+        const sent = await waitForStatus(server, key, id, 'SENT');
+        const request = fake.sends()[before]!;
+        assert.equal(request.path, `/v23.0/${PHONE_NUMBER_ID}/messages`);
+        assert.equal(request.authorization, `Bearer ${TOKEN}`);
+        assert.match(request.contentType ?? '', /application\/json/);
+        assert.deepEqual(request.body, {
+          messaging_product: 'whatsapp',
+          recipient_type: 'individual',
+          to: '5511987654321',
+          type: 'template',
+          template: {
+            name: 'order_update',
+            language: { code: 'en_US' },
+            components: [
+              { type: 'header', parameters: [{ type: 'text', text: 'A-1001' }] },
+              {
+                type: 'body',
+                parameters: [
+                  { type: 'text', text: 'Ana' },
+                  { type: 'text', text: 'A-1001' },
+                ],
+              },
+            ],
+          },
+          biz_opaque_callback_data: id,
+        });
+        assert.match(sent.providerMessageId, /^wamid\./);
+        assert.deepEqual(await statuses(id), ['QUEUED', 'SENT']);
+      });
+
+      it('signed status webhooks move the message: delivered, then read', async () => {
+        const id = await send();
+        const { providerMessageId } = await waitForStatus(server, key, id, 'SENT');
+        const at = Math.floor(Date.now() / 1000);
+        const status = (name: string, seconds: number) => ({
+          id: providerMessageId,
+          status: name,
+          timestamp: String(seconds),
+          recipient_id: '5511987654321',
+          biz_opaque_callback_data: id,
+        });
+        assert.equal((await postWebhook(statusWebhook([status('delivered', at + 1)]))).status, 200);
+        const delivered = await waitForStatus(server, key, id, 'DELIVERED');
+        assert.equal(delivered.deliveredAt, new Date((at + 1) * 1000).toISOString());
+        // Meta batches; a duplicate changes nothing.
+        const reply = await postWebhook(statusWebhook([status('delivered', at + 1), status('read', at + 2)]));
+        assert.equal(reply.status, 200);
+        const read = await waitForStatus(server, key, id, 'READ');
+        assert.equal(read.readAt, new Date((at + 2) * 1000).toISOString());
+        // A late delivered after read changes nothing either.
+        assert.equal((await postWebhook(statusWebhook([status('delivered', at + 3)]))).status, 200);
+        assert.deepEqual(await statuses(id), ['QUEUED', 'SENT', 'DELIVERED', 'READ']);
+      });
+
+      it('a failed status carries Meta’s error to the message', async () => {
+        const id = await send();
+        const { providerMessageId } = await waitForStatus(server, key, id, 'SENT');
+        const reply = await postWebhook(
+          statusWebhook([
+            {
+              id: providerMessageId,
+              status: 'failed',
+              timestamp: String(Math.floor(Date.now() / 1000)),
+              recipient_id: '5511987654321',
+              biz_opaque_callback_data: id,
+              errors: [
+                {
+                  code: 131026,
+                  title: 'Message undeliverable',
+                  message: 'Message undeliverable',
+                  error_data: { details: 'Message Undeliverable.' },
+                },
+              ],
+            },
+          ]),
+        );
+        assert.equal(reply.status, 200);
+        const failed = await waitForStatus(server, key, id, 'FAILED');
+        assert.deepEqual(failed.error, { code: '131026', title: 'Message undeliverable', message: 'Message Undeliverable.' });
+      });
+
+      it('a status that names no message of svc is acknowledged; one naming an svc message not found yet is not', async () => {
+        const foreign = await postWebhook(statusWebhook([{ id: 'wamid.foreign', status: 'delivered', timestamp: '1700000000', recipient_id: '1' }]));
+        assert.equal(foreign.status, 200);
+        const missing = await postWebhook(
+          statusWebhook([
+            { id: 'wamid.missing', status: 'delivered', timestamp: '1700000000', recipient_id: '1', biz_opaque_callback_data: 'msg_00000000000000000000000000' },
+          ]),
+        );
+        assert.equal(missing.status, 503, 'Meta sends it again later');
+      });
+
+      it('a transient error (131000, HTTP 500) is retried, then the message goes through', async () => {
+        fake.failNext('send', graphError(500, 131000, 'Something went wrong', 'Unknown error, please retry later.'));
+        const before = fake.sends().length;
+        const id = await send();
+        await waitForStatus(server, key, id, 'SENT');
+        assert.equal(fake.sends().length - before, 2);
+        assert.deepEqual(await statuses(id), ['QUEUED', 'SENT']);
+      });
+
+      it('throttling (130429 with Retry-After) is retried', async () => {
+        fake.failNext('send', { ...graphError(429, 130429, 'Rate limit hit', 'Cloud API message throughput has been reached.'), headers: { 'retry-after': '0' } });
+        const id = await send();
+        await waitForStatus(server, key, id, 'SENT');
+      });
+
+      it('a permanent error (132001) fails the message at once with Meta’s code', async () => {
+        fake.failNext('send', graphError(404, 132001, 'Template name does not exist in the translation', 'template name (order_update) does not exist in en_US'));
+        const before = fake.sends().length;
+        const id = await send();
+        const failed = await waitForStatus(server, key, id, 'FAILED');
+        assert.deepEqual(failed.error, {
+          code: '132001',
+          title: 'Template name does not exist in the translation',
+          message: 'template name (order_update) does not exist in en_US',
+        });
+        assert.equal(fake.sends().length - before, 1);
+        assert.deepEqual(await statuses(id), ['QUEUED', 'FAILED']);
+      });
+
+      it('131026 at submission fails at once too', async () => {
+        fake.failNext('send', graphError(400, 131026, 'Message Undeliverable', 'Message Undeliverable.'));
+        const id = await send();
+        const failed = await waitForStatus(server, key, id, 'FAILED');
+        assert.equal(failed.error.code, '131026');
+      });
+
+      it('an expired token (190) is retried, and a token rotated in time rescues the message', async () => {
+        const ROTATED = 'EAAG-rotated-token';
+        fake.validTokens.delete(TOKEN);
+        try {
+          const before = fake.sends().length;
+          const id = await send();
+          await until('a refused submission', () => fake.sends().length - before >= 2);
+          assert.equal((await server.call('GET', `/v1/messages/${id}`, { key })).body.status, 'QUEUED');
+          fake.validTokens.add(ROTATED);
+          const rotated = await server.call('PUT', '/v1/projects/me/provider-credentials', {
+            key,
+            body: { providerPhoneNumberId: PHONE_NUMBER_ID, providerAccessToken: ROTATED },
+          });
+          assert.equal(rotated.status, 200, rotated.text);
+          await waitForStatus(server, key, id, 'SENT');
+          assert.equal(fake.sends().at(-1)!.authorization, `Bearer ${ROTATED}`);
+        } finally {
+          fake.validTokens.add(TOKEN);
+          await server.call('PUT', '/v1/projects/me/provider-credentials', {
+            key,
+            body: { providerPhoneNumberId: PHONE_NUMBER_ID, providerAccessToken: TOKEN },
+          });
+        }
+      });
+    });
+
+    describe('webhook security', () => {
+      it('refuses unsigned and badly signed posts with 401, and changes nothing', async () => {
+        const id = await send();
+        const { providerMessageId } = await waitForStatus(server, key, id, 'SENT');
+        const payload = statusWebhook([
+          { id: providerMessageId, status: 'read', timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: '1', biz_opaque_callback_data: id },
+        ]);
+        const wrongSecret = signatureOf(JSON.stringify(payload), 'another-secret');
+        for (const signature of [null, 'sha256=', 'sha1=abc', wrongSecret, wrongSecret.replace('sha256=', '')]) {
+          const reply = await postWebhook(payload, signature);
+          assert.equal(reply.status, 401, String(signature));
+          assert.equal(reply.body.code, 'unauthorized');
+        }
+        // Signed for another body.
+        const tampered = await server.call('POST', WEBHOOK, {
+          raw: JSON.stringify(payload) + ' ',
+          headers: { 'content-type': 'application/json', 'x-hub-signature-256': signatureOf(JSON.stringify(payload), APP_SECRET) },
+        });
+        assert.equal(tampered.status, 401);
+        const message = (await server.call('GET', `/v1/messages/${id}`, { key })).body;
+        assert.equal(message.status, 'SENT');
+        assert.deepEqual(await statuses(id), ['QUEUED', 'SENT']);
+      });
+
+      it('answers the verification handshake only with the verify token', async () => {
+        const query = (mode: string, token: string) =>
+          `${WEBHOOK}?hub.mode=${mode}&hub.verify_token=${encodeURIComponent(token)}&hub.challenge=1158201444`;
+        const ok = await call(server.url, 'GET', query('subscribe', VERIFY_TOKEN));
+        assert.equal(ok.status, 200);
+        assert.equal(ok.text, '1158201444');
+        assert.match(ok.headers.get('content-type') ?? '', /^text\/plain/);
+        assert.equal((await call(server.url, 'GET', query('subscribe', 'wrong'))).status, 403);
+        assert.equal((await call(server.url, 'GET', query('unsubscribe', VERIFY_TOKEN))).status, 403);
+        assert.equal((await call(server.url, 'GET', WEBHOOK)).status, 403);
+      });
+
+      it('has no test helpers', async () => {
+        const review = await server.call('POST', `/v1/test-helpers/templates/${templateId}/review`, { key, body: { status: 'APPROVED' } });
+        assert.equal(review.status, 404);
+        const advance = await server.call('POST', '/v1/test-helpers/messages/msg_00000000000000000000000000/advance', { key, body: { status: 'READ' } });
+        assert.equal(advance.status, 404);
+      });
+    });
+  });
+}
