@@ -199,6 +199,10 @@ export interface DeliveryFilter {
   status?: WebhookDeliveryStatus;
   event?: string;
   messageId?: string;
+  /** Created at or after (epoch ms). */
+  since?: number;
+  /** Created before (epoch ms). */
+  until?: number;
 }
 
 /** A page of the project's deliveries, newest first (ids are UUIDv7: they sort by creation time). */
@@ -212,6 +216,8 @@ export async function listWebhookDeliveries(
   if (filter.status !== undefined) query = query.where('status', '=', filter.status);
   if (filter.event !== undefined) query = query.where('event', '=', filter.event);
   if (filter.messageId !== undefined) query = query.where('message_id', '=', filter.messageId);
+  if (filter.since !== undefined) query = query.where('created_at', '>=', filter.since);
+  if (filter.until !== undefined) query = query.where('created_at', '<', filter.until);
   const rows = await query.orderBy('id', 'desc').limit(filter.limit).execute();
   return attemptsOf(db, rows);
 }

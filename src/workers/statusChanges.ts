@@ -14,6 +14,12 @@ const TIMESTAMP_COLUMN = {
   FAILED: 'failed_at',
 } as const;
 
+const UNEXPLAINED_FAILURE: ProviderError = {
+  code: 'unknown',
+  title: 'Message failed',
+  message: 'The provider reported the failure without a reason.',
+};
+
 export interface StatusChange {
   message: MessageRow;
   /** The statuses to record, in order (from domain/messageStatus transitionsFor). */
@@ -54,7 +60,9 @@ export async function recordStatusChanges(
   for (const status of transitions) {
     if (status !== 'QUEUED') timestamps[TIMESTAMP_COLUMN[status]] = occurredAt;
   }
-  const error = final === 'FAILED' && change.error ? JSON.stringify(change.error) : message.error;
+  // A FAILED message always says why (CONTRACT §1), even when the provider did not.
+  const failure = change.error ?? UNEXPLAINED_FAILURE;
+  const error = final === 'FAILED' ? JSON.stringify(failure) : message.error;
   await updateMessage(trx, message.id, {
     ...change.alsoSet,
     status: final,
@@ -72,7 +80,7 @@ export async function recordStatusChanges(
     project_id: message.project_id,
     status,
     occurred_at: occurredAt,
-    error: status === 'FAILED' && change.error ? JSON.stringify(change.error) : null,
+    error: status === 'FAILED' ? JSON.stringify(failure) : null,
     created_at: now,
   }));
   await insertMessageEvents(trx, events);
@@ -92,7 +100,7 @@ export async function recordStatusChanges(
         template: message.template_name,
         providerMessageId: providerMessageId ?? '',
         occurredAt,
-        error: event.status === 'FAILED' ? (change.error ?? null) : null,
+        error: event.status === 'FAILED' ? failure : null,
       },
       now,
     );

@@ -134,6 +134,19 @@ for (const kind of databaseKinds()) {
         assert.deepEqual(none.body, []);
         const paged = await server.call('GET', `/v1/webhook-deliveries?messageId=${first.id}&limit=1`, { key });
         assert.match(paged.headers.get('link') ?? '', new RegExp(`messageId=${first.id}`));
+
+        // since/until filter on creation time, like messages.
+        const oldest = all.body.at(-1).createdAt;
+        const newest = all.body[0].createdAt;
+        const since = await server.call('GET', `/v1/webhook-deliveries?since=${encodeURIComponent(newest)}`, { key });
+        assert.ok(since.body.length >= 1 && since.body.every((d: any) => d.createdAt >= newest));
+        const until = await server.call('GET', `/v1/webhook-deliveries?until=${encodeURIComponent(oldest)}`, { key });
+        assert.deepEqual(until.body, []);
+        const bad = await server.call('GET', '/v1/webhook-deliveries?since=yesterday', { key });
+        assert.equal(bad.status, 400);
+        const upper = await server.call('GET', `/v1/webhook-deliveries/${all.body[0].id.toUpperCase()}`, { key });
+        assert.equal(upper.status, 200);
+        assert.equal(upper.body.id, all.body[0].id);
       });
 
       it('retries a failed delivery: 202, same id, the next attempt number', async () => {

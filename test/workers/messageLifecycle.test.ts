@@ -218,6 +218,25 @@ for (const kind of databaseKinds()) {
       }
     });
 
+    it('a FAILED report without a reason still carries an error', async () => {
+      const own = await startTestServer(kind, { env: { ...ENV, SVC_SANDBOX_DELIVERY_DELAY_MS: '3600000' } });
+      try {
+        const owner = await createSender(own);
+        const reply = await own.call('POST', '/v1/messages', { key: owner.key, body: sendBody(owner) });
+        const sent = await waitForStatus(own, owner.key, reply.body.id, 'SENT');
+        assert.equal(
+          await own.app.inbound({ kind: 'message', providerMessageId: sent.providerMessageId, status: 'FAILED', occurredAt: Date.now() }),
+          'applied',
+        );
+        const failed = (await own.call('GET', `/v1/messages/${sent.id}`, { key: owner.key })).body;
+        assert.equal(failed.status, 'FAILED');
+        assert.equal(failed.error.code, 'unknown');
+        assert.equal(typeof failed.error.message, 'string');
+      } finally {
+        await own.close();
+      }
+    });
+
     describe('test helper: advance', () => {
       it('moves a message forward, fills skipped states, and refuses to go back', async () => {
         const slow = await startTestServer(kind, { env: { ...ENV, SVC_SANDBOX_DELIVERY_DELAY_MS: '3600000' } });

@@ -23,13 +23,15 @@ const ListQuery = Type.Object(
     status: Type.Optional(DeliveryStatus),
     event: Type.Optional(Type.Union(WEBHOOK_EVENTS.map((event) => Type.Literal(event)))),
     messageId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only this message’s deliveries.' })),
+    since: Type.Optional(Type.String({ format: 'date-time', description: 'Created at or after this time.' })),
+    until: Type.Optional(Type.String({ format: 'date-time', description: 'Created before this time.' })),
   },
   { additionalProperties: false },
 );
 
 const DeliveryIdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function notFound(): ApiError {
   return new ApiError('not_found', 'No webhook delivery of this project has that id.');
@@ -40,7 +42,7 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
   app.addHook('onRequest', authenticate(ctx));
 
   async function load(projectId: string, id: string) {
-    const found = UUID.test(id) ? await findWebhookDelivery(ctx.database.db, projectId, id) : undefined;
+    const found = UUID.test(id) ? await findWebhookDelivery(ctx.database.reader, projectId, id.toLowerCase()) : undefined;
     if (!found) throw notFound();
     return webhookDeliveryOf(found);
   }
@@ -60,14 +62,16 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
       },
     },
     async (request, reply) => {
-      const { limit, cursor, status, event, messageId } = request.query;
+      const { limit, cursor, status, event, messageId, since, until } = request.query;
       const before = decodeCursor(cursor);
-      const rows = await listWebhookDeliveries(ctx.database.db, request.auth.projectId, {
+      const rows = await listWebhookDeliveries(ctx.database.reader, request.auth.projectId, {
         limit: limit + 1,
         ...(before !== undefined && { before }),
         ...(status !== undefined && { status }),
         ...(event !== undefined && { event }),
         ...(messageId !== undefined && { messageId }),
+        ...(since !== undefined && { since: Date.parse(since) }),
+        ...(until !== undefined && { until: Date.parse(until) }),
       });
       const page = paginate(
         request,
