@@ -97,7 +97,7 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: HttpContext): Prom
         response: { 200: Type.Array(ApiKeyView), ...errorResponses() },
       },
     },
-    async (request) => (await listActiveApiKeys(ctx.database.db, request.auth.projectId)).map(apiKeyView),
+    async (request) => (await listActiveApiKeys(ctx.database.reader, request.auth.projectId)).map(apiKeyView),
   );
 
   api.delete(
