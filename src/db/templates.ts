@@ -91,17 +91,6 @@ export async function findTemplateByNameAndLanguage(
     .executeTakeFirst();
 }
 
-/** Every language variant registered under a name, oldest first. */
-export async function findTemplatesByName(db: Db, projectId: string, name: string): Promise<TemplateRow[]> {
-  return db
-    .selectFrom('templates')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('name', '=', name)
-    .orderBy('id')
-    .execute();
-}
-
 /** One page, newest first, after the id `afterId` if given: `limit + 1` rows, so the caller can tell whether more follow. */
 export async function listTemplates(
   db: Db,

@@ -18,7 +18,7 @@ import {
   requestFingerprint,
   variablesMatch,
 } from '../../domain/messageRequest.ts';
-import { placeholderCount, renderText } from '../../domain/templates.ts';
+import { bodyOf, headerOf, placeholderCount, renderText } from '../../domain/templates.ts';
 import type { TemplateComponent } from '../../providers/provider.ts';
 import { listDeliveriesForMessage, WebhookDeliveryView, webhookDeliveryView } from '../../webhooks/deliveryView.ts';
 import { authenticate } from '../auth.ts';
@@ -228,8 +228,8 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
         );
       }
       const components = JSON.parse(template.components) as TemplateComponent[];
-      const header = components.find((component) => component.type === 'HEADER');
-      const bodyComponent = components.find((component) => component.type === 'BODY')!;
+      const header = headerOf(components);
+      const bodyComponent = bodyOf(components)!;
       const footer = components.find((component) => component.type === 'FOOTER');
       const bodyCount = placeholderCount(bodyComponent.text);
       const headerCount = header ? placeholderCount(header.text) : 0;
