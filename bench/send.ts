@@ -6,6 +6,7 @@ import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createTestDatabase, databaseKinds } from '../test/support/databases.ts';
 import { call } from '../test/support/http.ts';
+import { senderAt } from '../test/support/sending.ts';
 import { TEST_ENCRYPTION_KEY } from '../test/support/server.ts';
 
 const { values } = parseArgs({
@@ -35,17 +36,7 @@ async function measure(kind: 'sqlite' | 'postgres'): Promise<string> {
   const app = await createApp(config);
   const url = (await app.start())!;
   try {
-    const project = await call(url, 'POST', '/v1/projects', { body: { name: 'bench', ownerEmail: 'b@example.com' } });
-    const key = project.body.apiKey;
-    await call(url, 'PUT', '/v1/projects/me/provider-credentials', {
-      key,
-      body: { providerPhoneNumberId: '1065550100', providerAccessToken: 'tok' },
-    });
-    const template = await call(url, 'POST', '/v1/templates', {
-      key,
-      body: { name: 'bench', language: 'en', category: 'UTILITY', components: [{ type: 'BODY', text: 'Your code is {{1}} now.' }] },
-    });
-    await call(url, 'POST', `/v1/test-helpers/templates/${template.body.id}/review`, { key, body: { status: 'APPROVED' } });
+    const { key } = await senderAt(url, { templateName: 'bench', language: 'en', bodyText: 'Your code is {{1}} now.' });
 
     const latencies: number[] = [];
     let next = 0;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { call } from './http.ts';
 import type { TestServer } from './server.ts';
 
 export interface Sender {
@@ -10,16 +11,30 @@ export interface Sender {
 
 export const BODY_TEXT = 'Hello {{1}}, your order {{2}} has shipped today.';
 
-/** A project ready to send: credentials saved and an approved two-variable template. */
-export async function createSender(server: TestServer, templateName = 'order_update', language = 'en_US'): Promise<Sender> {
-  const { projectId, key } = await server.createProject();
-  const credentials = await server.call('PUT', '/v1/projects/me/provider-credentials', {
+/**
+ * A project ready to send, on the service at `baseUrl` (in this process or another): credentials
+ * saved and a template approved through the sandbox test helper.
+ */
+export async function senderAt(
+  baseUrl: string,
+  options: { templateName?: string; language?: string; bodyText?: string; phoneNumberId?: string } = {},
+): Promise<Sender & { templateId: string }> {
+  const { templateName = 'order_update', language = 'en_US', bodyText = BODY_TEXT, phoneNumberId = '1065550001' } = options;
+  const project = await call(baseUrl, 'POST', '/v1/projects', { body: { name: 'Acme', ownerEmail: 'owner@example.com' } });
+  assert.equal(project.status, 200, project.text);
+  const key: string = project.body.apiKey;
+  const credentials = await call(baseUrl, 'PUT', '/v1/projects/me/provider-credentials', {
     key,
-    body: { providerPhoneNumberId: '1065550001', providerAccessToken: 'EAAG-test-token' },
+    body: { providerPhoneNumberId: phoneNumberId, providerAccessToken: 'EAAG-test-token' },
   });
   assert.equal(credentials.status, 200, credentials.text);
-  await approvedTemplate(server, key, templateName, language);
-  return { projectId, key, templateName, language };
+  const templateId = await approvedTemplateAt(baseUrl, key, templateName, language, [{ type: 'BODY', text: bodyText }]);
+  return { projectId: project.body.projectId, key, templateName, language, templateId };
+}
+
+/** A project ready to send: credentials saved and an approved two-variable template. */
+export async function createSender(server: TestServer, templateName = 'order_update', language = 'en_US'): Promise<Sender> {
+  return senderAt(server.url, { templateName, language });
 }
 
 export async function approvedTemplate(
@@ -29,12 +44,22 @@ export async function approvedTemplate(
   language: string,
   components: unknown[] = [{ type: 'BODY', text: BODY_TEXT }],
 ): Promise<string> {
-  const created = await server.call('POST', '/v1/templates', {
+  return approvedTemplateAt(server.url, key, name, language, components);
+}
+
+async function approvedTemplateAt(
+  baseUrl: string,
+  key: string,
+  name: string,
+  language: string,
+  components: unknown[],
+): Promise<string> {
+  const created = await call(baseUrl, 'POST', '/v1/templates', {
     key,
     body: { name, language, category: 'UTILITY', components },
   });
   assert.equal(created.status, 200, created.text);
-  const reviewed = await server.call('POST', `/v1/test-helpers/templates/${created.body.id}/review`, {
+  const reviewed = await call(baseUrl, 'POST', `/v1/test-helpers/templates/${created.body.id}/review`, {
     key,
     body: { status: 'APPROVED' },
   });

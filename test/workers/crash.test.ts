@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/database.ts';
 import { createTestDatabase, databaseKinds } from '../support/databases.ts';
 import { call } from '../support/http.ts';
+import { senderAt } from '../support/sending.ts';
 import { startServiceProcess } from '../support/process.ts';
 import { TEST_ENCRYPTION_KEY } from '../support/server.ts';
 
@@ -30,19 +31,11 @@ for (const kind of databaseKinds()) {
       const loudEnv = { ...env, SVC_LOG_LEVEL: 'info' };
       let service = await startServiceProcess(loudEnv);
       try {
-        const project = await call(service.url, 'POST', '/v1/projects', { body: { name: 'crash', ownerEmail: 'a@example.com' } });
-        const key = project.body.apiKey;
-        await call(service.url, 'PUT', '/v1/projects/me/provider-credentials', {
-          key,
-          body: { providerPhoneNumberId: '1065550009', providerAccessToken: 'tok' },
-        });
-        const template = await call(service.url, 'POST', '/v1/templates', {
-          key,
-          body: { name: 'burst', language: 'en', category: 'UTILITY', components: [{ type: 'BODY', text: 'Your code is {{1}} today.' }] },
-        });
-        await call(service.url, 'POST', `/v1/test-helpers/templates/${template.body.id}/review`, {
-          key,
-          body: { status: 'APPROVED' },
+        const { key } = await senderAt(service.url, {
+          templateName: 'burst',
+          language: 'en',
+          bodyText: 'Your code is {{1}} today.',
+          phoneNumberId: '1065550009',
         });
 
         const accepted: string[] = [];

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/database.ts';
 import { queuedMessageRow } from '../../src/db/messages.ts';
 import { createTestDatabase } from '../support/databases.ts';
-import { call } from '../support/http.ts';
+import { senderAt } from '../support/sending.ts';
 import { startServiceProcess, type ServiceProcess } from '../support/process.ts';
 import { TEST_ENCRYPTION_KEY } from '../support/server.ts';
 
@@ -27,27 +27,22 @@ describe('scale-out on PostgreSQL', { skip: !process.env.SVC_TEST_POSTGRES_URL }
     try {
       const api = await startServiceProcess({ ...env, SVC_LOG_LEVEL: 'info' }, ['serve', '--role', 'api']);
       processes.push(api);
-      const project = await call(api.url, 'POST', '/v1/projects', { body: { name: 'scale', ownerEmail: 'a@example.com' } });
-      const key = project.body.apiKey;
-      await call(api.url, 'PUT', '/v1/projects/me/provider-credentials', {
-        key,
-        body: { providerPhoneNumberId: '1065550077', providerAccessToken: 'tok' },
+      // The api process runs no workers: the test helper settles the review, as a provider would.
+      const sender = await senderAt(api.url, {
+        templateName: 'scale',
+        language: 'en',
+        bodyText: 'Ticket {{1}} is ready now.',
+        phoneNumberId: '1065550077',
       });
-      const template = await call(api.url, 'POST', '/v1/templates', {
-        key,
-        body: { name: 'scale', language: 'en', category: 'UTILITY', components: [{ type: 'BODY', text: 'Ticket {{1}} is ready now.' }] },
-      });
-      // The api process runs no workers: settle the review directly, as a provider would.
-      await call(api.url, 'POST', `/v1/test-helpers/templates/${template.body.id}/review`, { key, body: { status: 'APPROVED' } });
 
       // Queue the messages straight into the table (the HTTP path has its own tests): this is about the workers.
       const now = Date.now();
       const rows = Array.from({ length: MESSAGES }, (_, i) =>
         queuedMessageRow(
           {
-            projectId: project.body.projectId,
+            projectId: sender.projectId,
             to: `+55119${String(20_000_000 + i)}`,
-            template: { id: template.body.id, name: 'scale', language: 'en', category: 'UTILITY' },
+            template: { id: sender.templateId, name: 'scale', language: 'en', category: 'UTILITY' },
             variables: { '1': String(i) },
             content: { body: `Ticket ${i} is ready now.` },
           },
