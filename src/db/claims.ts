@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Db, DialectName } from './database.ts';
 import type { Tables } from './tables.ts';
 
@@ -50,4 +50,117 @@ export async function nextDueAt(db: Db, table: QueueTable, dueColumn: DueColumn 
     from ${sql.table(table)} where ${due} is not null`.execute(db);
   const next = result.rows[0]?.next;
   return next === null || next === undefined ? undefined : Number(next);
+}
+
+// Fair queues. messages and webhook_deliveries are queues with a slice per project (the partial
+// index (project_id, due_at) where due_at is not null). Workers serve projects, not the global
+// head of the queue, so one project's backlog never stands in front of another project's work.
+// A claimed row's due_at moves to the end of its lease: it leaves the due range at once (claims
+// never walk rows in flight), and comes back by itself if its worker dies.
+
+export type ProjectQueueTable = 'messages' | 'webhook_deliveries';
+
+export interface QueuedProject {
+  projectId: string;
+  /** When the project's next row falls due (a leased row: when its lease ends). */
+  nextDueAt: number;
+}
+
+/**
+ * Every project with queued rows, and when each one's head falls due: a loose index scan, two
+ * index seeks per project with work, however long anyone's backlog is.
+ */
+export async function queuedProjects(db: Db, table: ProjectQueueTable): Promise<QueuedProject[]> {
+  const t = sql.table(table);
+  const result = await sql<{ project_id: string; next_due: number | string }>`
+    with recursive active(project_id) as (
+      select (select project_id from ${t} where due_at is not null order by project_id limit 1)
+      union all
+      select (select q.project_id from ${t} q
+              where q.due_at is not null and q.project_id > a.project_id order by q.project_id limit 1)
+      from active a where a.project_id is not null
+    )
+    select a.project_id,
+      (select q.due_at from ${t} q where q.project_id = a.project_id and q.due_at is not null
+       order by q.due_at limit 1) as next_due
+    from active a where a.project_id is not null`.execute(db);
+  return result.rows.map((row) => ({ projectId: row.project_id, nextDueAt: Number(row.next_due) }));
+}
+
+export interface HeadClaim {
+  now: number;
+  leaseMs: number;
+  /** Project id → how many of its due rows to claim at most. */
+  quotas: ReadonlyMap<string, number>;
+  /** A further condition on the candidate rows (alias `q`), e.g. an ordering rule. */
+  where?: RawBuilder<unknown>;
+}
+
+/**
+ * Claims, for each project, up to its quota of due rows, oldest due first, under a lease.
+ * PostgreSQL does it in one statement (a lateral join per project, SKIP LOCKED so concurrent
+ * workers never claim a row twice); SQLite has one writer, so a statement per project is atomic
+ * and costs microseconds.
+ */
+export async function claimProjectHeads<T extends ProjectQueueTable>(
+  db: Db,
+  dialect: DialectName,
+  table: T,
+  claim: HeadClaim,
+): Promise<Tables[T][]> {
+  if (claim.quotas.size === 0) return [];
+  const t = sql.table(table);
+  const leaseEnd = claim.now + claim.leaseMs;
+  const extra = claim.where ? sql`and ${claim.where}` : sql``;
+  if (dialect === 'postgres') {
+    const projects = [...claim.quotas.keys()];
+    const quotas = [...claim.quotas.values()];
+    const result = await sql<Tables[T]>`
+      update ${t} set due_at = ${leaseEnd}, lease_expires_at = ${leaseEnd}
+      where id in (
+        select c.id from unnest(${projects}::text[], ${quotas}::int[]) as w(project_id, quota)
+        cross join lateral (
+          select q.id from ${t} q
+          where q.project_id = w.project_id and q.due_at is not null and q.due_at <= ${claim.now} ${extra}
+          order by q.due_at limit w.quota
+          for update skip locked
+        ) c
+      )
+      returning *`.execute(db);
+    return result.rows;
+  }
+  const rows: Tables[T][] = [];
+  for (const [projectId, quota] of claim.quotas) {
+    if (quota <= 0) continue;
+    const result = await sql<Tables[T]>`
+      update ${t} set due_at = ${leaseEnd}, lease_expires_at = ${leaseEnd}
+      where id in (
+        select q.id from ${t} q
+        where q.project_id = ${projectId} and q.due_at is not null and q.due_at <= ${claim.now} ${extra}
+        order by q.due_at limit ${quota}
+      )
+      returning *`.execute(db);
+    rows.push(...result.rows);
+  }
+  return rows;
+}
+
+/**
+ * Extends the lease of rows this worker still holds (buffered, or in flight at the provider).
+ * Only rows whose lease is still the one given are extended: a row whose lease ran out and was
+ * claimed by another worker is no longer ours. Returns the ids extended.
+ */
+export async function renewLeases(
+  db: Db,
+  table: ProjectQueueTable,
+  ids: readonly string[],
+  currentLeaseEnd: number,
+  newLeaseEnd: number,
+): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const result = await sql<{ id: string }>`
+    update ${sql.table(table)} set due_at = ${newLeaseEnd}, lease_expires_at = ${newLeaseEnd}
+    where id in (${sql.join([...ids])}) and lease_expires_at = ${currentLeaseEnd}
+    returning id`.execute(db);
+  return result.rows.map((row) => row.id);
 }
