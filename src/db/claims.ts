@@ -146,21 +146,30 @@ export async function claimProjectHeads<T extends ProjectQueueTable>(
 }
 
 /**
- * Extends the lease of rows this worker still holds (buffered, or in flight at the provider).
- * Only rows whose lease is still the one given are extended: a row whose lease ran out and was
- * claimed by another worker is no longer ours. Returns the ids extended.
+ * Moves the lease of rows this worker still holds: extends it (renewal), or gives the rows back
+ * (`leaseEnd` null, due at `dueAt`). Only rows whose lease is still `currentLeaseEnd` are moved:
+ * a row whose lease ran out and was claimed by another worker is no longer ours. Rows are locked
+ * in id order on PostgreSQL, as the outcome recorder locks them, so the two never deadlock.
+ * Returns the ids moved.
  */
-export async function renewLeases(
+export async function moveLeases(
   db: Db,
+  dialect: DialectName,
   table: ProjectQueueTable,
   ids: readonly string[],
   currentLeaseEnd: number,
-  newLeaseEnd: number,
+  to: { dueAt: number; leaseEnd: number | null },
 ): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const result = await sql<{ id: string }>`
-    update ${sql.table(table)} set due_at = ${newLeaseEnd}, lease_expires_at = ${newLeaseEnd}
-    where id in (${sql.join([...ids])}) and lease_expires_at = ${currentLeaseEnd}
-    returning id`.execute(db);
-  return result.rows.map((row) => row.id);
+  const moved: string[] = [];
+  const t = sql.table(table);
+  for (let i = 0; i < ids.length; i += 1000) {
+    const chunk = ids.slice(i, i + 1000);
+    const lock = dialect === 'postgres' ? sql`order by id for update` : sql``;
+    const result = await sql<{ id: string }>`
+      update ${t} set due_at = ${to.dueAt}, lease_expires_at = ${to.leaseEnd}
+      where id in (select id from ${t} where id in (${sql.join(chunk)}) and lease_expires_at = ${currentLeaseEnd} ${lock})
+      returning id`.execute(db);
+    moved.push(...result.rows.map((row) => row.id));
+  }
+  return moved;
 }

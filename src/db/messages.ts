@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db, DialectName } from './database.ts';
 import type { MessageEventsTable, MessagesTable, MessageStatus, TemplatesTable } from './tables.ts';
 import { idLowerBound, newId } from '../domain/ids.ts';
@@ -91,12 +92,65 @@ export async function lockMessages(db: Db, dialect: DialectName, ids: string[]):
   return new Map(rows.map((row) => [row.id, row]));
 }
 
-export async function updateMessage(
-  db: Db,
-  id: string,
-  changes: Partial<Omit<MessageRow, 'id' | 'project_id'>>,
-): Promise<void> {
+export type MessageChanges = Partial<Omit<MessageRow, 'id' | 'project_id'>>;
+
+export async function updateMessage(db: Db, id: string, changes: MessageChanges): Promise<void> {
   await db.updateTable('messages').set(changes).where('id', '=', id).execute();
+}
+
+// PostgreSQL types of the columns a worker changes, for updating many rows in one statement.
+const CHANGEABLE_TYPES: Record<string, string> = {
+  status: 'text',
+  attempts: 'int',
+  due_at: 'bigint',
+  lease_expires_at: 'bigint',
+  provider_message_id: 'text',
+  error: 'text',
+  sent_at: 'bigint',
+  delivered_at: 'bigint',
+  read_at: 'bigint',
+  failed_at: 'bigint',
+  updated_at: 'bigint',
+};
+
+/**
+ * Applies each message's own changes. On PostgreSQL the rows that change the same columns are
+ * updated in one statement (one round trip however many rows); SQLite runs in-process, where a
+ * prepared statement per row costs microseconds.
+ */
+export async function updateMessages(
+  db: Db,
+  dialect: DialectName,
+  updates: readonly { id: string; changes: MessageChanges }[],
+): Promise<void> {
+  if (dialect === 'sqlite') {
+    for (const { id, changes } of updates) await updateMessage(db, id, changes);
+    return;
+  }
+  const byShape = new Map<string, { id: string; changes: MessageChanges }[]>();
+  for (const update of updates) {
+    const shape = Object.keys(update.changes).sort().join(',');
+    byShape.set(shape, [...(byShape.get(shape) ?? []), update]);
+  }
+  for (const [shape, group] of byShape) {
+    if (shape === '') continue;
+    const columns = shape.split(',');
+    for (const column of columns) {
+      if (!(column in CHANGEABLE_TYPES)) throw new Error(`updateMessages cannot set ${column}`);
+    }
+    const arrays = columns.map(
+      (column) =>
+        sql`${group.map((update) => (update.changes as Record<string, unknown>)[column] ?? null)}::${sql.raw(CHANGEABLE_TYPES[column]!)}[]`,
+    );
+    await sql`
+      update messages set ${sql.join(
+        columns.map((column) => sql`${sql.ref(column)} = v.${sql.ref(column)}`),
+      )}
+      from unnest(${group.map((update) => update.id)}::text[], ${sql.join(arrays)}) as v(id, ${sql.join(
+        columns.map((column) => sql.ref(column)),
+      )})
+      where messages.id = v.id`.execute(db);
+  }
 }
 
 export interface MessageFilter {

@@ -44,3 +44,18 @@ export async function rotateWebhookSecret(
     .execute();
   return findProject(db, id);
 }
+
+export type SendingProject = Pick<
+  ProjectRow,
+  'id' | 'provider_phone_number_id' | 'provider_access_token_enc' | 'provider_messages_per_second'
+>;
+
+/** What the dispatcher needs of each project to send: its number, sealed token and throughput. */
+export async function findSendingProjects(db: Db, ids: readonly string[]): Promise<SendingProject[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('projects')
+    .select(['id', 'provider_phone_number_id', 'provider_access_token_enc', 'provider_messages_per_second'])
+    .where('id', 'in', [...ids])
+    .execute();
+}

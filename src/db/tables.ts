@@ -12,6 +12,8 @@ export interface ProjectsTable {
   previous_webhook_secret_enc: string | null;
   previous_webhook_secret_expires_at: number | null;
   credentials_updated_at: number | null;
+  /** The sending number's throughput as the provider reports it; null: SVC_PROVIDER_MAX_MPS. */
+  provider_messages_per_second: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -169,6 +171,10 @@ export interface SendRateWindowsTable {
   phone_number_id: string;
   window_start: number;
   count: number;
+  /** The window's budget: count never passes it. */
+  budget: number;
+  /** What the last reservation of this window was granted. */
+  granted: number;
 }
 
 export interface Tables {

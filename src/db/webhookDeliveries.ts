@@ -19,17 +19,20 @@ export interface DeliveryWithAttempts {
   attempts: WebhookAttemptRow[];
 }
 
-export async function insertWebhookDelivery(db: Db, row: WebhookDeliveryRow): Promise<void> {
-  await db.insertInto('webhook_deliveries').values(row).execute();
+export async function insertWebhookDeliveries(db: Db, rows: readonly WebhookDeliveryRow[]): Promise<void> {
+  if (rows.length > 0) await db.insertInto('webhook_deliveries').values([...rows]).execute();
 }
 
-export async function findProjectCallbackUrl(db: Db, projectId: string): Promise<string | null | undefined> {
-  const row = await db
+/** The callback URL of each of these projects that has one. */
+export async function findCallbackUrls(db: Db, projectIds: readonly string[]): Promise<Map<string, string>> {
+  if (projectIds.length === 0) return new Map();
+  const rows = await db
     .selectFrom('projects')
-    .select('callback_url')
-    .where('id', '=', projectId)
-    .executeTakeFirst();
-  return row?.callback_url;
+    .select(['id', 'callback_url'])
+    .where('id', 'in', [...new Set(projectIds)])
+    .where('callback_url', 'is not', null)
+    .execute();
+  return new Map(rows.map((row) => [row.id, row.callback_url!]));
 }
 
 export type DeliveryProject = Pick<

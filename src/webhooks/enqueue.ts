@@ -1,5 +1,5 @@
 import type { Db, DialectName } from '../db/database.ts';
-import { findProjectCallbackUrl, insertWebhookDelivery } from '../db/webhookDeliveries.ts';
+import { findCallbackUrls, insertWebhookDeliveries } from '../db/webhookDeliveries.ts';
 import { newUuid7 } from '../domain/uuid7.ts';
 import { type WebhookStatus, webhookEventOf, webhookPayload } from '../domain/webhookPayload.ts';
 import type { Notifier } from '../workers/notifier.ts';
@@ -33,9 +33,6 @@ export interface StatusEventForWebhook {
 /**
  * Inserts the delivery row (if the project has a callbackUrl) in the caller's transaction;
  * returns true if one was created. The caller wakes the 'webhooks' channel after commit.
- *
- * The delivery id is a UUID (version 7, so ids sort by creation time) that stays the same on
- * every attempt: it is X-Service-Delivery and webhook-id. The body is built here, once.
  */
 export async function enqueueWebhookDelivery(
   trx: Db,
@@ -44,23 +41,50 @@ export async function enqueueWebhookDelivery(
   event: StatusEventForWebhook,
   now: number,
 ): Promise<boolean> {
-  const url = await findProjectCallbackUrl(trx, event.projectId);
-  if (!url) return false;
-  await insertWebhookDelivery(trx, {
-    id: newUuid7(now),
-    project_id: event.projectId,
-    event_id: event.eventId,
-    message_id: event.messageId,
-    event: webhookEventOf(event.status),
-    url,
-    payload: webhookPayload(event),
-    status: 'pending',
-    attempt_count: 0,
-    due_at: now,
-    lease_expires_at: null,
-    created_at: now,
-    updated_at: now,
+  return enqueueWebhookDeliveries(trx, notifier, [event], now);
+}
+
+/**
+ * Inserts a delivery for each event whose project has a callbackUrl, in one statement, in the
+ * caller's transaction; returns true if any was created.
+ *
+ * The delivery id is a UUID (version 7, so ids sort by creation time) that stays the same on
+ * every attempt: it is X-Service-Delivery and webhook-id. The body is built here, once.
+ */
+export async function enqueueWebhookDeliveries(
+  trx: Db,
+  notifier: Notifier,
+  events: readonly StatusEventForWebhook[],
+  now: number,
+): Promise<boolean> {
+  if (events.length === 0) return false;
+  const urls = await findCallbackUrls(
+    trx,
+    events.map((event) => event.projectId),
+  );
+  const rows = events.flatMap((event) => {
+    const url = urls.get(event.projectId);
+    if (!url) return [];
+    return [
+      {
+        id: newUuid7(now),
+        project_id: event.projectId,
+        event_id: event.eventId,
+        message_id: event.messageId,
+        event: webhookEventOf(event.status),
+        url,
+        payload: webhookPayload(event),
+        status: 'pending' as const,
+        attempt_count: 0,
+        due_at: now,
+        lease_expires_at: null,
+        created_at: now,
+        updated_at: now,
+      },
+    ];
   });
+  if (rows.length === 0) return false;
+  await insertWebhookDeliveries(trx, rows);
   await notifier.notifyInTransaction(trx, 'webhooks');
   return true;
 }

@@ -4,7 +4,7 @@ import type { Database } from '../db/database.ts';
 import type { Provider } from '../providers/provider.ts';
 import type { Registry } from 'prom-client';
 import { WorkerLoop } from './loop.ts';
-import { createDispatchJob } from './dispatch.ts';
+import { Dispatcher } from './dispatcher.ts';
 import { createMaintenanceJob } from './maintenance.ts';
 import { createSendRateGate } from './sendRate.ts';
 import { createTemplateReviewJob } from './templateReview.ts';
@@ -21,19 +21,23 @@ export interface WorkerDeps {
   encryptionKey: Buffer;
 }
 
-/** The background loops of a worker process, each woken by its channel. */
-export function createWorkers(deps: WorkerDeps): WorkerLoop[] {
+/** A background worker of the process: started with the service, stopped before the database closes. */
+export interface Worker {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** The background workers of a worker process, each woken by its channel. */
+export function createWorkers(deps: WorkerDeps): Worker[] {
   const { logger, notifier } = deps;
-  const dispatch = new WorkerLoop(
-    createDispatchJob(deps, createSendRateGate(deps.database, deps.config.providerMaxMps)),
-    logger,
-  );
+  const dispatch = new Dispatcher(deps, createSendRateGate(deps.database), {
+    maxInFlight: deps.config.dispatchConcurrency,
+  });
   notifier.on('messages', () => dispatch.wake());
   const maintenance = new WorkerLoop(createMaintenanceJob(deps), logger, { pollMs: 60_000 });
   const templateReview = new WorkerLoop(createTemplateReviewJob(deps), logger);
   notifier.on('templates', () => templateReview.wake());
   const webhooks = new WebhookDeliveryLoop(new WebhookDeliveryJob(deps), logger);
   notifier.on('webhooks', () => webhooks.wake());
-  const loops: WorkerLoop[] = [dispatch, maintenance, templateReview, webhooks];
-  return loops;
+  return [dispatch, maintenance, templateReview, webhooks];
 }

@@ -22,13 +22,15 @@ export async function applyMessageReport(deps: ReportDeps, report: MessageReport
       trx,
       dialect,
       deps.notifier,
-      {
-        message,
-        transitions,
-        occurredAt: report.occurredAt,
-        providerMessageId: report.providerMessageId,
-        ...(report.error && { error: report.error }),
-      },
+      [
+        {
+          message,
+          transitions,
+          occurredAt: report.occurredAt,
+          providerMessageId: report.providerMessageId,
+          ...(report.error && { error: report.error }),
+        },
+      ],
       now,
     );
     return enqueued ? 'webhooks' : 'applied';

@@ -1,13 +1,18 @@
+import { sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 
-// Pacing per phone number to the provider's throughput (SVC_PROVIDER_MAX_MPS). Each second is cut
+// Pacing per phone number to its throughput (messages per second). Each calendar second is cut
 // into ten 100 ms windows that share the second's budget exactly, so sending is smooth rather
-// than a burst at the top of each second. A reservation is good only inside its window: the
-// dispatcher defers what it could not submit in time, so the provider never sees more than the
-// cap in any calendar second.
+// than a burst at the top of each second, and no calendar second ever sees more than the cap. A
+// grant is good only inside its window: the dispatcher starts what it was granted at once, and
+// what it could not start in time waits for a later window.
 
 export const WINDOW_MS = 100;
 const WINDOWS_PER_SECOND = 1000 / WINDOW_MS;
+
+export function windowStartOf(now: number): number {
+  return now - (now % WINDOW_MS);
+}
 
 /** The budget of the window that starts at `windowStart`: the second's budget spread evenly. */
 export function windowBudget(maxPerSecond: number, windowStart: number): number {
@@ -17,88 +22,120 @@ export function windowBudget(maxPerSecond: number, windowStart: number): number 
   );
 }
 
-export interface Reservation {
-  /** How many sends may go now. */
-  granted: number;
-  /** The reservation's window ends here: submit before it, or defer to it. */
-  windowEnd: number;
-}
-
 export interface SendRateGate {
-  reserve(phoneNumberId: string, wanted: number, now: number): Promise<Reservation>;
+  /** Takes up to `wanted` sends from this number's budget for the window holding `now`; returns how many. */
+  reserve(phoneNumberId: string, wanted: number, maxPerSecond: number, now: number): Promise<number>;
 }
 
 /** With SQLite one process sends, so memory is enough. */
 export class MemorySendRateGate implements SendRateGate {
-  readonly #maxPerSecond: number;
   readonly #windows = new Map<string, { start: number; count: number }>();
 
-  constructor(maxPerSecond: number) {
-    this.#maxPerSecond = maxPerSecond;
-  }
-
-  async reserve(phoneNumberId: string, wanted: number, now: number): Promise<Reservation> {
-    const start = now - (now % WINDOW_MS);
+  async reserve(phoneNumberId: string, wanted: number, maxPerSecond: number, now: number): Promise<number> {
+    const start = windowStartOf(now);
     let window = this.#windows.get(phoneNumberId);
     if (!window || window.start !== start) {
       window = { start, count: 0 };
       this.#windows.set(phoneNumberId, window);
     }
-    const granted = Math.max(0, Math.min(wanted, windowBudget(this.#maxPerSecond, start) - window.count));
+    const granted = Math.max(0, Math.min(wanted, windowBudget(maxPerSecond, start) - window.count));
     window.count += granted;
-    return { granted, windowEnd: start + WINDOW_MS };
+    return granted;
   }
 }
 
-/** With PostgreSQL every worker reserves from a shared counter row, so the cap holds across processes. */
+interface PendingReservation {
+  phoneNumberId: string;
+  windowStart: number;
+  wanted: number;
+  budget: number;
+  resolve: (granted: number) => void;
+  reject: (error: unknown) => void;
+}
+
+const CLEANUP_EVERY_MS = 60_000;
+
+/**
+ * With PostgreSQL every worker process reserves from shared counter rows, so the cap holds across
+ * processes. The reservations asked for in one turn of the event loop go to the database as one
+ * upsert (one round trip for every number), whose row locks serialise workers on a number's
+ * window: each takes what is left of it.
+ */
 export class PostgresSendRateGate implements SendRateGate {
   readonly #database: Database;
-  readonly #maxPerSecond: number;
+  #pending: PendingReservation[] = [];
   #lastCleanup = 0;
 
-  constructor(database: Database, maxPerSecond: number) {
+  constructor(database: Database) {
     this.#database = database;
-    this.#maxPerSecond = maxPerSecond;
   }
 
-  async reserve(phoneNumberId: string, wanted: number, now: number): Promise<Reservation> {
-    const start = now - (now % WINDOW_MS);
-    const budget = windowBudget(this.#maxPerSecond, start);
-    // The row lock serialises workers on one number's window: each takes what is left of it.
-    const granted = await this.#database.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('send_rate_windows')
-        .values({ phone_number_id: phoneNumberId, window_start: start, count: 0 })
-        .onConflict((conflict) => conflict.doNothing())
-        .execute();
-      const row = await trx
-        .selectFrom('send_rate_windows')
-        .select('count')
-        .where('phone_number_id', '=', phoneNumberId)
-        .where('window_start', '=', start)
-        .forUpdate()
-        .executeTakeFirstOrThrow();
-      const take = Math.max(0, Math.min(wanted, budget - row.count));
-      if (take > 0) {
-        await trx
-          .updateTable('send_rate_windows')
-          .set({ count: row.count + take })
-          .where('phone_number_id', '=', phoneNumberId)
-          .where('window_start', '=', start)
-          .execute();
-      }
-      return take;
+  reserve(phoneNumberId: string, wanted: number, maxPerSecond: number, now: number): Promise<number> {
+    const windowStart = windowStartOf(now);
+    return new Promise((resolve, reject) => {
+      if (this.#pending.length === 0) setImmediate(() => void this.#flush());
+      this.#pending.push({
+        phoneNumberId,
+        windowStart,
+        wanted,
+        budget: windowBudget(maxPerSecond, windowStart),
+        resolve,
+        reject,
+      });
     });
-    if (now - this.#lastCleanup > 60_000) {
-      this.#lastCleanup = now;
-      await this.#database.db.deleteFrom('send_rate_windows').where('window_start', '<', now - 60_000).execute();
+  }
+
+  async #flush(): Promise<void> {
+    let batch = this.#pending;
+    this.#pending = [];
+    while (batch.length > 0) {
+      // One statement may not touch a row twice: a number asked for twice waits for the next one.
+      const seen = new Set<string>();
+      const now: PendingReservation[] = [];
+      const later: PendingReservation[] = [];
+      for (const item of batch) {
+        const key = `${item.phoneNumberId}\n${item.windowStart}`;
+        (seen.has(key) ? later : now).push(item);
+        seen.add(key);
+      }
+      try {
+        const granted = await this.#upsert(now);
+        for (const item of now) item.resolve(granted.get(`${item.phoneNumberId}\n${item.windowStart}`) ?? 0);
+      } catch (error) {
+        for (const item of now) item.reject(error);
+      }
+      batch = later;
     }
-    return { granted, windowEnd: start + WINDOW_MS };
+    await this.#cleanup();
+  }
+
+  async #upsert(items: PendingReservation[]): Promise<Map<string, number>> {
+    const result = await sql<{ phone_number_id: string; window_start: number; granted: number }>`
+      insert into send_rate_windows as w (phone_number_id, window_start, count, budget, granted)
+      select r.n, r.s, least(r.want, r.budget), r.budget, least(r.want, r.budget)
+      from unnest(${items.map((item) => item.phoneNumberId)}::text[], ${items.map((item) => item.windowStart)}::bigint[],
+                  ${items.map((item) => Math.max(0, item.wanted))}::int[], ${items.map((item) => item.budget)}::int[])
+        as r(n, s, want, budget)
+      on conflict (phone_number_id, window_start) do update set
+        granted = greatest(0, least(excluded.count, excluded.budget - w.count)),
+        count = w.count + greatest(0, least(excluded.count, excluded.budget - w.count)),
+        budget = excluded.budget
+      returning phone_number_id, window_start, granted`.execute(this.#database.db);
+    return new Map(result.rows.map((row) => [`${row.phone_number_id}\n${row.window_start}`, Number(row.granted)]));
+  }
+
+  async #cleanup(): Promise<void> {
+    const now = Date.now();
+    if (now - this.#lastCleanup < CLEANUP_EVERY_MS) return;
+    this.#lastCleanup = now;
+    await this.#database.db
+      .deleteFrom('send_rate_windows')
+      .where('window_start', '<', now - CLEANUP_EVERY_MS)
+      .execute()
+      .catch(() => {});
   }
 }
 
-export function createSendRateGate(database: Database, maxPerSecond: number): SendRateGate {
-  return database.dialect === 'postgres'
-    ? new PostgresSendRateGate(database, maxPerSecond)
-    : new MemorySendRateGate(maxPerSecond);
+export function createSendRateGate(database: Database): SendRateGate {
+  return database.dialect === 'postgres' ? new PostgresSendRateGate(database) : new MemorySendRateGate();
 }

@@ -1,10 +1,10 @@
 import type { Db, DialectName } from '../db/database.ts';
-import { insertMessageEvents, type MessageRow, updateMessage } from '../db/messages.ts';
+import { insertMessageEvents, type MessageChanges, type MessageRow, updateMessages } from '../db/messages.ts';
 import type { MessageStatus } from '../db/tables.ts';
 import { newId } from '../domain/ids.ts';
 import type { ReportedStatus } from '../domain/messageStatus.ts';
 import type { ProviderError } from '../providers/provider.ts';
-import { enqueueWebhookDelivery } from '../webhooks/enqueue.ts';
+import { enqueueWebhookDeliveries, type StatusEventForWebhook } from '../webhooks/enqueue.ts';
 import type { Notifier } from './notifier.ts';
 
 const TIMESTAMP_COLUMN = {
@@ -31,20 +31,58 @@ export interface StatusChange {
   alsoSet?: { attempts?: number };
 }
 
+/** A message update that is not a status change (the dispatcher's attempt count, a retry time). */
+export interface MessageUpdate {
+  id: string;
+  changes: MessageChanges;
+}
+
 /**
- * Records a message's status changes in the caller's transaction: the message row, one event per
- * status, and a webhook delivery per event — all or nothing, so no event is lost between them.
- * Returns whether webhooks were enqueued (the caller wakes the webhook worker after commit).
+ * Records status changes in the caller's transaction: each message row, one event per status,
+ * and a webhook delivery per event — all or nothing, so no event is lost between them. Any number
+ * of messages at once, in a fixed number of statements (the dispatcher records a whole group of
+ * outcomes together); `otherUpdates` join the same bulk update. Returns whether webhooks were
+ * enqueued (the caller wakes the webhook worker after commit).
  */
 export async function recordStatusChanges(
   trx: Db,
   dialect: DialectName,
   notifier: Notifier,
-  change: StatusChange,
+  changes: readonly StatusChange[],
   now: number,
+  otherUpdates: readonly MessageUpdate[] = [],
 ): Promise<boolean> {
+  const updates: MessageUpdate[] = [...otherUpdates];
+  const events: ReturnType<typeof eventsOf> = [];
+  const webhooks: StatusEventForWebhook[] = [];
+  for (const change of changes) {
+    if (change.transitions.length === 0) continue;
+    const planned = planStatusChange(change, now);
+    updates.push(planned.update);
+    const changeEvents = eventsOf(change, planned.occurredAt, planned.failure, now);
+    events.push(...changeEvents);
+    for (const event of changeEvents) {
+      if (event.status === 'QUEUED') continue;
+      webhooks.push({
+        projectId: change.message.project_id,
+        eventId: event.id,
+        messageId: change.message.id,
+        status: event.status as ReportedStatus,
+        to: change.message.recipient,
+        template: change.message.template_name,
+        providerMessageId: planned.providerMessageId ?? '',
+        occurredAt: planned.occurredAt,
+        error: event.status === 'FAILED' ? planned.failure : null,
+      });
+    }
+  }
+  await updateMessages(trx, dialect, updates);
+  await insertMessageEvents(trx, events);
+  return enqueueWebhookDeliveries(trx, notifier, webhooks, now);
+}
+
+function planStatusChange(change: StatusChange, now: number) {
   const { message, transitions } = change;
-  if (transitions.length === 0) return false;
   // Clocks differ (a provider's, each process's): a change is never recorded as earlier than
   // the one before it, so occurred_at always orders a message's events.
   const occurredAt = Math.max(
@@ -62,49 +100,31 @@ export async function recordStatusChanges(
   }
   // A FAILED message always says why (CONTRACT §1), even when the provider did not.
   const failure = change.error ?? UNEXPLAINED_FAILURE;
-  const error = final === 'FAILED' ? JSON.stringify(failure) : message.error;
-  await updateMessage(trx, message.id, {
-    ...change.alsoSet,
-    status: final,
-    ...timestamps,
-    provider_message_id: providerMessageId,
-    error,
-    // A reported message is no longer the dispatcher's to send.
-    due_at: null,
-    lease_expires_at: null,
-    updated_at: now,
-  });
-  const events = transitions.map((status) => ({
+  const update: MessageUpdate = {
+    id: message.id,
+    changes: {
+      ...change.alsoSet,
+      status: final,
+      ...timestamps,
+      provider_message_id: providerMessageId,
+      error: final === 'FAILED' ? JSON.stringify(failure) : message.error,
+      // A reported message is no longer the dispatcher's to send.
+      due_at: null,
+      lease_expires_at: null,
+      updated_at: now,
+    },
+  };
+  return { update, occurredAt, providerMessageId, failure };
+}
+
+function eventsOf(change: StatusChange, occurredAt: number, failure: ProviderError, now: number) {
+  return change.transitions.map((status) => ({
     id: newId('evt', now),
-    message_id: message.id,
-    project_id: message.project_id,
+    message_id: change.message.id,
+    project_id: change.message.project_id,
     status,
     occurred_at: occurredAt,
     error: status === 'FAILED' ? JSON.stringify(failure) : null,
     created_at: now,
   }));
-  await insertMessageEvents(trx, events);
-  let enqueued = false;
-  for (const event of events) {
-    if (event.status === 'QUEUED') continue;
-    const created = await enqueueWebhookDelivery(
-      trx,
-      dialect,
-      notifier,
-      {
-        projectId: message.project_id,
-        eventId: event.id,
-        messageId: message.id,
-        status: event.status as ReportedStatus,
-        to: message.recipient,
-        template: message.template_name,
-        providerMessageId: providerMessageId ?? '',
-        occurredAt,
-        error: event.status === 'FAILED' ? failure : null,
-      },
-      now,
-    );
-    enqueued ||= created;
-  }
-  return enqueued;
 }

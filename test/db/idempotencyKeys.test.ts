@@ -27,6 +27,7 @@ for (const kind of databaseKinds()) {
           webhook_secret_enc: 'x',
           previous_webhook_secret_enc: null,
           previous_webhook_secret_expires_at: null,
+          provider_messages_per_second: null,
           credentials_updated_at: null,
           created_at: 0,
           updated_at: 0,

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MemorySendRateGate, WINDOW_MS, windowBudget } from '../../src/workers/sendRate.ts';
+import { openDatabase } from '../../src/db/database.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import { MemorySendRateGate, PostgresSendRateGate, WINDOW_MS, windowBudget } from '../../src/workers/sendRate.ts';
+import { createTestDatabase } from '../support/databases.ts';
 
 describe('send pacing', () => {
   it('spreads each second’s budget over its windows, summing to exactly the cap', () => {
@@ -12,12 +15,41 @@ describe('send pacing', () => {
     assert.equal(windowBudget(80, 0), 8);
   });
 
-  it('grants no more than a window’s budget per number, and numbers are independent', async () => {
-    const gate = new MemorySendRateGate(80);
+  it('grants no more than a window’s budget per number; numbers and caps are independent', async () => {
+    const gate = new MemorySendRateGate();
     const now = 10_000;
-    assert.deepEqual(await gate.reserve('a', 100, now), { granted: 8, windowEnd: now + WINDOW_MS });
-    assert.equal((await gate.reserve('a', 5, now + 50)).granted, 0);
-    assert.equal((await gate.reserve('b', 5, now + 50)).granted, 5);
-    assert.equal((await gate.reserve('a', 100, now + WINDOW_MS)).granted, 8);
+    assert.equal(await gate.reserve('a', 100, 80, now), 8);
+    assert.equal(await gate.reserve('a', 5, 80, now + 50), 0);
+    assert.equal(await gate.reserve('b', 5, 80, now + 50), 5);
+    assert.equal(await gate.reserve('c', 500, 1000, now + 50), 100);
+    assert.equal(await gate.reserve('a', 100, 80, now + WINDOW_MS), 8);
+  });
+});
+
+describe('send pacing shared across processes (postgres)', { skip: !process.env.SVC_TEST_POSTGRES_URL }, () => {
+  it('two processes’ concurrent reservations never pass a window’s budget, per number', async () => {
+    const testDb = await createTestDatabase('postgres');
+    const one = openDatabase(testDb.url, { poolSize: 4 });
+    const two = openDatabase(testDb.url, { poolSize: 4 });
+    try {
+      await migrateToLatest(one.db, one.dialect);
+      const gates = [new PostgresSendRateGate(one), new PostgresSendRateGate(two)];
+      const windowStart = Math.floor(Date.now() / 1000) * 1000 + 60_000; // a window nobody else uses
+      const asks: Promise<number>[] = [];
+      for (let i = 0; i < 40; i++) {
+        asks.push(gates[i % 2]!.reserve('n80', 3, 80, windowStart + 10));
+        asks.push(gates[i % 2]!.reserve('n20', 1, 20, windowStart + 10));
+      }
+      const granted = await Promise.all(asks);
+      const n80 = granted.filter((_, i) => i % 2 === 0).reduce((a, b) => a + b, 0);
+      const n20 = granted.filter((_, i) => i % 2 === 1).reduce((a, b) => a + b, 0);
+      assert.equal(n80, windowBudget(80, windowStart), 'the 80/s number got exactly its window budget');
+      assert.equal(n20, windowBudget(20, windowStart), 'the 20/s number got exactly its window budget');
+      assert.equal(await gates[0]!.reserve('n80', 5, 80, windowStart + WINDOW_MS), 5, 'the next window is fresh');
+    } finally {
+      await one.close();
+      await two.close();
+      await testDb.drop();
+    }
   });
 });

@@ -110,6 +110,7 @@ export async function projectRoutes(app: FastifyInstance, ctx: HttpContext): Pro
         webhook_secret_enc: sealSecret(ctx.encryptionKey, generateWebhookSecret()),
         previous_webhook_secret_enc: null,
         previous_webhook_secret_expires_at: null,
+        provider_messages_per_second: null,
         credentials_updated_at: null,
         created_at: now,
         updated_at: now,

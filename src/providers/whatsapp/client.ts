@@ -62,8 +62,9 @@ export class GraphClient {
   constructor(options: GraphClientOptions) {
     this.#base = `${options.graphUrl.replace(/\/+$/, '')}/${options.apiVersion}`;
     this.#timeoutMs = options.timeoutMs;
+    // No cap on connections here: the dispatcher bounds the calls in flight, and at Graph's real
+    // latencies a number at its throughput needs as many connections as it has calls waiting.
     this.#agent = new Agent({
-      connections: 64,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 60_000,
       headersTimeout: options.timeoutMs,

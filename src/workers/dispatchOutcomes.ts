@@ -1,0 +1,87 @@
+import type { Database, Db } from '../db/database.ts';
+import { GroupCommitter } from '../db/groupCommit.ts';
+import { lockMessages, type MessageRow } from '../db/messages.ts';
+import { withJitter } from '../domain/durations.ts';
+import { transitionsFor } from '../domain/messageStatus.ts';
+import type { SendOutcome } from '../providers/provider.ts';
+import type { Notifier } from './notifier.ts';
+import { type MessageUpdate, recordStatusChanges, type StatusChange } from './statusChanges.ts';
+
+const JITTER = 0.1;
+
+interface Submitted {
+  message: MessageRow;
+  outcome: SendOutcome;
+}
+
+/**
+ * Records what the provider answered to each submission as soon as it answers, committed with
+ * the other answers that arrive meanwhile (group commit: one transaction and one fsync for many):
+ * SENT with its event and webhook, the next attempt after a transient failure, or FAILED.
+ */
+export class OutcomeRecorder {
+  readonly #database: Database;
+  readonly #notifier: Notifier;
+  readonly #retryScheduleMs: readonly number[];
+  readonly #committer: GroupCommitter<Submitted, boolean>;
+
+  constructor(database: Database, notifier: Notifier, retryScheduleMs: readonly number[]) {
+    this.#database = database;
+    this.#notifier = notifier;
+    this.#retryScheduleMs = retryScheduleMs;
+    this.#committer = new GroupCommitter(database, (trx, items) => this.#commit(trx, items), { maxBatch: 500 });
+  }
+
+  async record(message: MessageRow, outcome: SendOutcome): Promise<void> {
+    const webhooks = await this.#committer.submit({ message, outcome });
+    if (webhooks) this.#notifier.wakeLocal('webhooks');
+  }
+
+  async #commit(trx: Db, items: Submitted[]): Promise<boolean[]> {
+    const { dialect } = this.#database;
+    const now = Date.now();
+    // Re-read: a provider report may have moved a message while it was being submitted.
+    const current = await lockMessages(
+      trx,
+      dialect,
+      items.map((item) => item.message.id),
+    );
+    const changes: StatusChange[] = [];
+    const updates: MessageUpdate[] = [];
+    for (const { message: submitted, outcome } of items) {
+      const message = current.get(submitted.id);
+      if (!message) continue;
+      const attempts = message.attempts + 1;
+      if (outcome.kind === 'accepted') {
+        const transitions = transitionsFor(message.status, 'SENT');
+        if (transitions.length > 0) {
+          changes.push({
+            message,
+            transitions,
+            occurredAt: now,
+            providerMessageId: outcome.providerMessageId,
+            alsoSet: { attempts },
+          });
+        } else {
+          updates.push({
+            id: message.id,
+            changes: { attempts, provider_message_id: message.provider_message_id ?? outcome.providerMessageId },
+          });
+        }
+        continue;
+      }
+      if (message.status !== 'QUEUED') continue;
+      if (outcome.kind === 'transient' && attempts <= this.#retryScheduleMs.length) {
+        const wait = Math.max(withJitter(this.#retryScheduleMs[attempts - 1]!, JITTER), outcome.retryAfterMs ?? 0);
+        updates.push({
+          id: message.id,
+          changes: { attempts, due_at: now + wait, lease_expires_at: null, updated_at: now },
+        });
+        continue;
+      }
+      changes.push({ message, transitions: ['FAILED'], occurredAt: now, error: outcome.error, alsoSet: { attempts } });
+    }
+    const webhooks = await recordStatusChanges(trx, dialect, this.#notifier, changes, now, updates);
+    return items.map(() => webhooks);
+  }
+}

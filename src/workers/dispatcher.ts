@@ -1,0 +1,461 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { claimProjectHeads, moveLeases, queuedProjects } from '../db/claims.ts';
+import { findSendingProjects, type SendingProject } from '../db/projects.ts';
+import { orderedValues } from '../domain/messageRequest.ts';
+import { providerCredentialsOf } from '../projectSecrets.ts';
+import type { ProviderCredentials, ProviderError, SendOutcome } from '../providers/provider.ts';
+import { OutcomeRecorder } from './dispatchOutcomes.ts';
+import type { WorkerDeps } from './index.ts';
+import { type SendRateGate, WINDOW_MS, windowStartOf } from './sendRate.ts';
+import { type HeldMessage, SendLane } from './sendLane.ts';
+
+// The dispatcher: a continuous pipeline from the messages table to the provider.
+//
+//   claim ──► lanes (one per sending number) ──► pacer ──► provider ──► outcome recorder
+//
+// - Claims are per project (the fair queues of db/claims.ts), each for about a second of its
+//   number's sends, so a project's backlog never stands in front of another project's work.
+// - Each number's lane is paced to its own throughput in 100 ms windows (sendRate.ts, shared by
+//   every process on PostgreSQL). A granted message is submitted at once; nothing waits for
+//   anything else: a slow or hanging call holds only its own slot.
+// - Each answer is recorded as soon as it arrives, group-committed with the others.
+// - Every held message (waiting or in flight) keeps its lease renewed until its outcome is
+//   committed; a worker that dies loses its leases and another worker takes the messages over.
+
+const NOT_CONFIGURED: ProviderError = {
+  code: 'provider_not_configured',
+  title: 'Provider credentials missing',
+  message: 'The project has no provider credentials; save them to send.',
+};
+
+const INTERNAL: ProviderError = {
+  code: 'svc_submission_error',
+  title: 'Submission failed',
+  message: 'The message could not be submitted to the provider; it will be retried.',
+};
+
+/** The lane of projects without credentials: their sends fail at once (transiently), unpaced. */
+const UNCONFIGURED = '';
+
+export interface DispatcherOptions {
+  /** Submissions in flight at once in this process, over all numbers. */
+  maxInFlight: number;
+  /** How far ahead a lane is filled, in time at its number's pace. */
+  lookaheadMs?: number;
+  /** The most messages one project's claim takes at once. */
+  claimLimit?: number;
+  /** Messages held waiting in this process, over all lanes. */
+  maxWaiting?: number;
+  /** The lease of a claimed message; renewed while it is held. Default: submission timeout + 5 s. */
+  leaseMs?: number;
+  /** Claims are retried this often even without a wake-up (other processes, expired leases). */
+  pollMs?: number;
+}
+
+/** Window time left below which a lane waits for the next window rather than reserve now. */
+const RESERVE_GUARD_MS = 10;
+/** A grant that comes back this close to its window's end is not used (it would spill over). */
+const SEND_GUARD_MS = 5;
+const MIN_REFILL_GAP_MS = 10;
+const ERROR_BACKOFF_MS = 1000;
+
+export class Dispatcher {
+  readonly #deps: WorkerDeps;
+  readonly #gate: SendRateGate;
+  readonly #recorder: OutcomeRecorder;
+  readonly #maxInFlight: number;
+  readonly #lookaheadMs: number;
+  readonly #claimLimit: number;
+  readonly #maxWaiting: number;
+  readonly #leaseMs: number;
+  readonly #pollMs: number;
+  readonly #lanes = new Map<string, SendLane>();
+  /** Every message this worker holds, waiting or in flight, by id. */
+  readonly #held = new Map<string, HeldMessage>();
+  readonly #tasks = new Set<Promise<void>>();
+  readonly #tokens = new Map<string, string>();
+  readonly #metrics: ReturnType<typeof dispatchMetrics>;
+  #inFlight = 0;
+  #waiting = 0;
+  #pumpQueued = false;
+  #running = false;
+  #refilling: Promise<void> | undefined;
+  #refillAgain = false;
+  #lastRefill = 0;
+  #refillTimer: NodeJS.Timeout | undefined;
+  #tickTimer: NodeJS.Timeout | undefined;
+  #renewTimer: NodeJS.Timeout | undefined;
+
+  constructor(deps: WorkerDeps, gate: SendRateGate, options: DispatcherOptions) {
+    this.#deps = deps;
+    this.#gate = gate;
+    this.#recorder = new OutcomeRecorder(deps.database, deps.notifier, deps.config.sendRetryScheduleMs);
+    this.#maxInFlight = options.maxInFlight;
+    this.#lookaheadMs = options.lookaheadMs ?? 1000;
+    this.#claimLimit = options.claimLimit ?? 500;
+    this.#maxWaiting = options.maxWaiting ?? 10_000;
+    this.#leaseMs = options.leaseMs ?? deps.provider.submissionTimeoutMs + 5000;
+    this.#pollMs = options.pollMs ?? 1000;
+    this.#metrics = dispatchMetrics(deps.metrics, this);
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  get waiting(): number {
+    return this.#waiting;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#renewTimer = setInterval(() => void this.#renewLeases(), Math.max(50, this.#leaseMs / 4));
+    this.wake();
+  }
+
+  /** New work may be due: claim now. */
+  wake(): void {
+    if (!this.#running) return;
+    if (this.#refilling) {
+      this.#refillAgain = true;
+      return;
+    }
+    this.#refilling = this.#refill().finally(() => {
+      this.#refilling = undefined;
+      if (this.#refillAgain) {
+        this.#refillAgain = false;
+        this.#scheduleRefill(MIN_REFILL_GAP_MS);
+      }
+    });
+  }
+
+  /**
+   * Stops claiming, gives back what waits (due at once, for any worker), and waits for the
+   * submissions in flight to be answered and recorded.
+   */
+  async stop(): Promise<void> {
+    this.#running = false;
+    clearTimeout(this.#refillTimer);
+    clearTimeout(this.#tickTimer);
+    await this.#refilling;
+    const waiting = [...this.#lanes.values()].flatMap((lane) => lane.takeAll());
+    this.#waiting = 0;
+    await this.#giveBack(waiting).catch((error) =>
+      this.#deps.logger.warn({ err: error }, 'could not give back waiting messages; their leases will expire'),
+    );
+    while (this.#tasks.size > 0) await Promise.allSettled([...this.#tasks]);
+    clearInterval(this.#renewTimer);
+  }
+
+  #scheduleRefill(afterMs: number): void {
+    if (!this.#running) return;
+    clearTimeout(this.#refillTimer);
+    this.#refillTimer = setTimeout(() => this.wake(), Math.max(0, afterMs));
+  }
+
+  async #refill(): Promise<void> {
+    const { database } = this.#deps;
+    let nextIn = this.#pollMs;
+    try {
+      this.#lastRefill = Date.now();
+      const now = Date.now();
+      const queued = await queuedProjects(database.db, 'messages');
+      for (const project of queued) {
+        if (project.nextDueAt > now) nextIn = Math.min(nextIn, project.nextDueAt - now);
+      }
+      const due = queued.filter((project) => project.nextDueAt <= now).map((project) => project.projectId);
+      if (due.length > 0) await this.#claim(due, now);
+    } catch (error) {
+      this.#deps.logger.error({ err: error }, 'dispatch claim failed');
+      nextIn = ERROR_BACKOFF_MS;
+    }
+    this.#scheduleRefill(nextIn);
+  }
+
+  async #claim(projectIds: string[], now: number): Promise<void> {
+    const { database, config } = this.#deps;
+    const projects = await findSendingProjects(database.db, projectIds);
+    const senders = new Map<string, { lane: SendLane; credentials: ProviderCredentials | undefined }>();
+    const quotas = new Map<string, number>();
+    let room = this.#maxWaiting - this.#waiting;
+    // Start where the last claim left off, so a full process still serves every project in turn.
+    const offset = projects.length > 0 ? Math.floor(Math.random() * projects.length) : 0;
+    for (let i = 0; i < projects.length && room > 0; i++) {
+      const project = projects[(i + offset) % projects.length]!;
+      const credentials = this.#credentialsOf(project);
+      const lane = credentials
+        ? this.#lane(credentials.phoneNumberId, Math.min(project.provider_messages_per_second ?? config.providerMaxMps, config.providerMaxMps))
+        : this.#lane(UNCONFIGURED, Number.POSITIVE_INFINITY);
+      const quota = Math.min(this.#targetOf(lane) - lane.size, room);
+      if (quota <= 0) continue;
+      quotas.set(project.id, quota);
+      senders.set(project.id, { lane, credentials });
+      room -= quota;
+    }
+    if (quotas.size === 0) return;
+    const leaseEnd = now + this.#leaseMs;
+    const rows = await claimProjectHeads(database.db, database.dialect, 'messages', {
+      now,
+      leaseMs: this.#leaseMs,
+      quotas,
+    });
+    const claimedPerProject = new Map<string, number>();
+    for (const message of rows) {
+      const sender = senders.get(message.project_id)!;
+      const held: HeldMessage = { message, credentials: sender.credentials, leaseEnd };
+      this.#held.set(message.id, held);
+      sender.lane.push(held);
+      this.#waiting++;
+      claimedPerProject.set(message.project_id, (claimedPerProject.get(message.project_id) ?? 0) + 1);
+    }
+    for (const [projectId, { lane }] of senders) {
+      lane.backlogged = (claimedPerProject.get(projectId) ?? 0) >= quotas.get(projectId)!;
+    }
+    if (!this.#running) return;
+    for (const { lane } of senders.values()) this.#pump(lane);
+  }
+
+  #credentialsOf(project: SendingProject): ProviderCredentials | undefined {
+    const sealed = project.provider_access_token_enc;
+    if (project.provider_phone_number_id === null || sealed === null) return undefined;
+    // Opening a token costs a decryption: remember it while the sealed value stays the same.
+    let token = this.#tokens.get(sealed);
+    if (token === undefined) {
+      token = providerCredentialsOf(project, this.#deps.encryptionKey)!.accessToken;
+      if (this.#tokens.size >= 10_000) this.#tokens.clear();
+      this.#tokens.set(sealed, token);
+    }
+    return { phoneNumberId: project.provider_phone_number_id, accessToken: token };
+  }
+
+  #lane(phoneNumberId: string, maxPerSecond: number): SendLane {
+    let lane = this.#lanes.get(phoneNumberId);
+    if (!lane) {
+      lane = new SendLane(phoneNumberId, maxPerSecond);
+      this.#lanes.set(phoneNumberId, lane);
+    }
+    lane.maxPerSecond = maxPerSecond;
+    return lane;
+  }
+
+  /** How many messages a lane holds ready: about `lookaheadMs` of its sends. */
+  #targetOf(lane: SendLane): number {
+    if (!Number.isFinite(lane.maxPerSecond)) return this.#claimLimit;
+    return Math.max(1, Math.min(this.#claimLimit, Math.ceil((lane.maxPerSecond * this.#lookaheadMs) / 1000)));
+  }
+
+  /** Starts as many of the lane's messages as its number's window and the free slots allow. */
+  #pump(lane: SendLane): void {
+    if (!this.#running || lane.reserving || lane.size === 0) return;
+    const room = this.#maxInFlight - this.#inFlight;
+    if (room <= 0) return; // a slot freeing up pumps again
+    if (lane.phoneNumberId === UNCONFIGURED) {
+      this.#submitAll(lane, lane.take(room));
+      return;
+    }
+    const now = Date.now();
+    const window = windowStartOf(now);
+    if (lane.window !== window) {
+      lane.window = window;
+      lane.exhausted = false;
+    }
+    if (lane.exhausted || window + WINDOW_MS - now < RESERVE_GUARD_MS) {
+      this.#scheduleTick();
+      return;
+    }
+    const wanted = Math.min(lane.size, room);
+    lane.reserving = true;
+    this.#gate.reserve(lane.phoneNumberId, wanted, lane.maxPerSecond, now).then(
+      (granted) => {
+        lane.reserving = false;
+        if (Date.now() > window + WINDOW_MS - SEND_GUARD_MS) {
+          // Too late to send inside the window: the grant lapses, and the lane tries the next one.
+          lane.exhausted = true;
+        } else {
+          if (granted < wanted) lane.exhausted = true;
+          this.#submitAll(lane, lane.take(granted));
+        }
+        if (lane.size > 0) this.#pump(lane);
+      },
+      (error: unknown) => {
+        lane.reserving = false;
+        this.#deps.logger.error({ err: error }, 'send pacing failed; retrying');
+        setTimeout(() => this.#pump(lane), ERROR_BACKOFF_MS).unref();
+      },
+    );
+  }
+
+  /** Wakes every waiting lane at the start of the next window. */
+  #scheduleTick(): void {
+    if (this.#tickTimer || !this.#running) return;
+    const now = Date.now();
+    this.#tickTimer = setTimeout(
+      () => {
+        this.#tickTimer = undefined;
+        this.#pumpAll();
+      },
+      windowStartOf(now) + WINDOW_MS - now + 1,
+    );
+  }
+
+  #pumpAll(): void {
+    for (const lane of this.#lanes.values()) if (lane.size > 0) this.#pump(lane);
+  }
+
+  #submitAll(lane: SendLane, batch: HeldMessage[]): void {
+    this.#waiting -= batch.length;
+    for (const held of batch) this.#track(this.#submit(held));
+    // Keep about a lookahead of work ready: refill a lane that runs low while more is queued.
+    if (lane.backlogged && lane.size < this.#targetOf(lane) / 2) this.#requestRefill();
+  }
+
+  #requestRefill(): void {
+    const sinceLast = Date.now() - this.#lastRefill;
+    if (sinceLast >= MIN_REFILL_GAP_MS) this.wake();
+    else this.#scheduleRefill(MIN_REFILL_GAP_MS - sinceLast);
+  }
+
+  #track(task: Promise<void>): void {
+    this.#tasks.add(task);
+    void task.finally(() => this.#tasks.delete(task));
+  }
+
+  async #submit(held: HeldMessage): Promise<void> {
+    this.#inFlight++;
+    const started = performance.now();
+    let outcome: SendOutcome;
+    try {
+      outcome = await this.#send(held);
+    } finally {
+      this.#inFlight--;
+      // A slot is free: whichever lane waits for one may go (once for all the answers of a turn).
+      if (this.#running && !this.#pumpQueued) {
+        this.#pumpQueued = true;
+        setImmediate(() => {
+          this.#pumpQueued = false;
+          this.#pumpAll();
+        });
+      }
+    }
+    this.#metrics.submissions.inc({ outcome: outcome.kind });
+    this.#metrics.latency.observe({ outcome: outcome.kind }, (performance.now() - started) / 1000);
+    try {
+      await this.#recorder.record(held.message, outcome);
+    } catch (error) {
+      // The lease runs out and the message is sent again: at least once, never lost.
+      this.#deps.logger.error({ err: error, messageId: held.message.id }, 'recording a send outcome failed');
+    } finally {
+      this.#held.delete(held.message.id);
+    }
+  }
+
+  async #send({ message, credentials }: HeldMessage): Promise<SendOutcome> {
+    if (!credentials) return { kind: 'transient', error: NOT_CONFIGURED };
+    try {
+      return await this.#deps.provider.sendMessage({
+        messageId: message.id,
+        projectId: message.project_id,
+        to: message.recipient,
+        templateName: message.template_name,
+        language: message.language,
+        bodyParameters: orderedValues(JSON.parse(message.variables)),
+        headerParameters: orderedValues(message.header_variables ? JSON.parse(message.header_variables) : undefined),
+        credentials,
+      });
+    } catch (error) {
+      this.#deps.logger.warn({ err: error, messageId: message.id }, 'provider submission threw');
+      return { kind: 'transient', error: INTERNAL };
+    }
+  }
+
+  /** Extends the leases that run out within half a lease; forgets messages another worker took. */
+  async #renewLeases(): Promise<void> {
+    const { database } = this.#deps;
+    const now = Date.now();
+    const byLease = new Map<number, string[]>();
+    for (const [id, held] of this.#held) {
+      if (held.leaseEnd - now > this.#leaseMs / 2) continue;
+      const ids = byLease.get(held.leaseEnd);
+      if (ids) ids.push(id);
+      else byLease.set(held.leaseEnd, [id]);
+    }
+    const leaseEnd = now + this.#leaseMs;
+    for (const [current, ids] of byLease) {
+      try {
+        const renewed = new Set(
+          await moveLeases(database.db, database.dialect, 'messages', ids, current, { dueAt: leaseEnd, leaseEnd }),
+        );
+        const lost = new Set<string>();
+        for (const id of ids) {
+          const held = this.#held.get(id);
+          if (!held) continue;
+          if (renewed.has(id)) held.leaseEnd = leaseEnd;
+          else lost.add(id);
+        }
+        if (lost.size > 0) this.#forget(lost);
+      } catch (error) {
+        this.#deps.logger.warn({ err: error }, 'lease renewal failed; retrying');
+      }
+    }
+  }
+
+  /** Messages whose lease another worker holds now: no longer ours to send. */
+  #forget(ids: Set<string>): void {
+    for (const id of ids) this.#held.delete(id);
+    for (const lane of this.#lanes.values()) {
+      const before = lane.size;
+      lane.drop(ids);
+      this.#waiting -= before - lane.size;
+    }
+    this.#deps.logger.warn({ messages: ids.size }, 'leases lost to another worker');
+  }
+
+  async #giveBack(waiting: HeldMessage[]): Promise<void> {
+    const { database } = this.#deps;
+    const byLease = new Map<number, string[]>();
+    for (const held of waiting) {
+      this.#held.delete(held.message.id);
+      byLease.set(held.leaseEnd, [...(byLease.get(held.leaseEnd) ?? []), held.message.id]);
+    }
+    const now = Date.now();
+    for (const [current, ids] of byLease) {
+      await moveLeases(database.db, database.dialect, 'messages', ids, current, { dueAt: now, leaseEnd: null });
+    }
+  }
+}
+
+function dispatchMetrics(registry: Registry, dispatcher: Dispatcher) {
+  const registers = [registry];
+  new Gauge({
+    name: 'svc_dispatch_in_flight',
+    help: 'Submissions to the provider this process is waiting on.',
+    registers,
+    collect() {
+      this.set(dispatcher.inFlight);
+    },
+  });
+  new Gauge({
+    name: 'svc_dispatch_waiting',
+    help: 'Claimed messages waiting in this process for their number’s pace.',
+    registers,
+    collect() {
+      this.set(dispatcher.waiting);
+    },
+  });
+  return {
+    submissions: new Counter({
+      name: 'svc_dispatch_submissions_total',
+      help: 'Submissions to the provider, by outcome: accepted, transient or permanent.',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    latency: new Histogram({
+      name: 'svc_provider_submission_duration_seconds',
+      help: 'Time from submitting a message to the provider’s answer, by outcome.',
+      labelNames: ['outcome'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+  };
+}
