@@ -67,8 +67,16 @@ for (const kind of databaseKinds()) {
         t.diagnostic(`accepted with 202 before the kill: ${accepted.length}; refused or cut off: ${failed}`);
         assert.ok(accepted.length > 0);
 
-        service = await startServiceProcess(loudEnv);
         const db = openDatabase(database.url, { poolSize: 2 });
+        // Messages the killed process held (claimed, under a lease it can no longer renew or
+        // give back): the restarted service takes them over when their leases end.
+        const orphaned = await db.db
+          .selectFrom('messages')
+          .select('id')
+          .where('status', '=', 'QUEUED')
+          .where('lease_expires_at', '>', Date.now())
+          .execute();
+        service = await startServiceProcess(loudEnv);
         try {
           const deadline = Date.now() + 120_000;
           let unfinished = accepted.length;
@@ -94,7 +102,8 @@ for (const kind of databaseKinds()) {
             ) twice`.execute(db.db);
           const twice = Number(duplicates.rows[0]!.count);
           t.diagnostic(
-            `messages stored: ${rows.length}; READ: ${rows.filter((r) => r.status === 'READ').length}; ` +
+            `messages stored: ${rows.length}; held under the dead process's lease: ${orphaned.length}; ` +
+              `READ: ${rows.filter((r) => r.status === 'READ').length}; ` +
               `submitted to the provider twice: ${twice}`,
           );
           assert.ok(twice <= 2 * 100, 'duplicates are bounded by the batch that was in flight');
