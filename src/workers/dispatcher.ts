@@ -83,6 +83,7 @@ export class Dispatcher {
   #refillAgain = false;
   #lastRefill = 0;
   #refillTimer: NodeJS.Timeout | undefined;
+  #refillAt = 0;
   #tickTimer: NodeJS.Timeout | undefined;
   #renewTimer: NodeJS.Timeout | undefined;
 
@@ -148,10 +149,17 @@ export class Dispatcher {
     clearInterval(this.#renewTimer);
   }
 
+  /** Claims again after `afterMs`, unless a claim is already planned sooner. */
   #scheduleRefill(afterMs: number): void {
     if (!this.#running) return;
+    const at = Date.now() + Math.max(0, afterMs);
+    if (this.#refillTimer && this.#refillAt <= at) return;
     clearTimeout(this.#refillTimer);
-    this.#refillTimer = setTimeout(() => this.wake(), Math.max(0, afterMs));
+    this.#refillAt = at;
+    this.#refillTimer = setTimeout(() => {
+      this.#refillTimer = undefined;
+      this.wake();
+    }, at - Date.now());
   }
 
   async #refill(): Promise<void> {
