@@ -6,7 +6,7 @@ import { providerCredentialsOf } from '../projectSecrets.ts';
 import type { ProviderCredentials, ProviderError, SendOutcome } from '../providers/provider.ts';
 import { OutcomeRecorder } from './dispatchOutcomes.ts';
 import type { WorkerDeps } from './index.ts';
-import { type SendRateGate, WINDOW_MS, windowStartOf } from './sendRate.ts';
+import { type SendRateGate, WINDOW_MS, windowBudget, windowStartOf } from './sendRate.ts';
 import { type HeldMessage, SendLane } from './sendLane.ts';
 
 // The dispatcher: a continuous pipeline from the messages table to the provider.
@@ -268,7 +268,7 @@ export class Dispatcher {
       lane.window = window;
       lane.exhausted = false;
     }
-    if (lane.exhausted || window + WINDOW_MS - now < RESERVE_GUARD_MS) {
+    if (lane.exhausted || window + WINDOW_MS - now < RESERVE_GUARD_MS || windowBudget(lane.maxPerSecond, window) === 0) {
       this.#scheduleTick();
       return;
     }

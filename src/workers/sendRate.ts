@@ -2,13 +2,18 @@ import { sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 
 // Pacing per phone number to its throughput (messages per second). Each calendar second is cut
-// into ten 100 ms windows that share the second's budget exactly, so sending is smooth rather
-// than a burst at the top of each second, and no calendar second ever sees more than the cap. A
+// into 100 ms windows that share the second's budget exactly, so sending is smooth rather than a
+// burst at the top of each second, and no calendar second ever sees more than the cap. A
 // grant is good only inside its window: the dispatcher starts what it was granted at once, and
 // what it could not start in time waits for a later window.
 
 export const WINDOW_MS = 100;
-const WINDOWS_PER_SECOND = 1000 / WINDOW_MS;
+/**
+ * The second's budget is spent in its first nine windows; the tenth sends nothing, so a send
+ * delayed on its way (a new connection, a busy event loop) still reaches the provider inside its
+ * own calendar second and never adds to the next one's.
+ */
+const WINDOWS_WITH_BUDGET = 9;
 
 export function windowStartOf(now: number): number {
   return now - (now % WINDOW_MS);
@@ -17,8 +22,10 @@ export function windowStartOf(now: number): number {
 /** The budget of the window that starts at `windowStart`: the second's budget spread evenly. */
 export function windowBudget(maxPerSecond: number, windowStart: number): number {
   const index = Math.floor((windowStart % 1000) / WINDOW_MS);
+  if (index >= WINDOWS_WITH_BUDGET) return 0;
   return (
-    Math.floor(((index + 1) * maxPerSecond) / WINDOWS_PER_SECOND) - Math.floor((index * maxPerSecond) / WINDOWS_PER_SECOND)
+    Math.floor(((index + 1) * maxPerSecond) / WINDOWS_WITH_BUDGET) -
+    Math.floor((index * maxPerSecond) / WINDOWS_WITH_BUDGET)
   );
 }
 
@@ -109,13 +116,16 @@ export class PostgresSendRateGate implements SendRateGate {
     await this.#cleanup();
   }
 
-  async #upsert(items: PendingReservation[]): Promise<Map<string, number>> {
+  async #upsert(unordered: PendingReservation[]): Promise<Map<string, number>> {
+    // Every process locks the rows in the same order, or two of them deadlock on each other's numbers.
+    const items = unordered.toSorted((a, b) => (a.phoneNumberId < b.phoneNumberId ? -1 : a.phoneNumberId > b.phoneNumberId ? 1 : 0));
     const result = await sql<{ phone_number_id: string; window_start: number; granted: number }>`
       insert into send_rate_windows as w (phone_number_id, window_start, count, budget, granted)
       select r.n, r.s, least(r.want, r.budget), r.budget, least(r.want, r.budget)
       from unnest(${items.map((item) => item.phoneNumberId)}::text[], ${items.map((item) => item.windowStart)}::bigint[],
                   ${items.map((item) => Math.max(0, item.wanted))}::int[], ${items.map((item) => item.budget)}::int[])
         as r(n, s, want, budget)
+      order by r.n
       on conflict (phone_number_id, window_start) do update set
         granted = greatest(0, least(excluded.count, excluded.budget - w.count)),
         count = w.count + greatest(0, least(excluded.count, excluded.budget - w.count)),

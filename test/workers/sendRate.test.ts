@@ -13,6 +13,7 @@ describe('send pacing', () => {
       assert.equal(sum, max, `cap ${max}`);
     }
     assert.equal(windowBudget(80, 0), 8);
+    assert.equal(windowBudget(80, 900), 0, 'the last window of a second is left empty');
   });
 
   it('grants no more than a window’s budget per number; numbers and caps are independent', async () => {
@@ -21,8 +22,8 @@ describe('send pacing', () => {
     assert.equal(await gate.reserve('a', 100, 80, now), 8);
     assert.equal(await gate.reserve('a', 5, 80, now + 50), 0);
     assert.equal(await gate.reserve('b', 5, 80, now + 50), 5);
-    assert.equal(await gate.reserve('c', 500, 1000, now + 50), 100);
-    assert.equal(await gate.reserve('a', 100, 80, now + WINDOW_MS), 8);
+    assert.equal(await gate.reserve('c', 500, 1000, now + 50), 111);
+    assert.equal(await gate.reserve('a', 100, 80, now + WINDOW_MS), windowBudget(80, now + WINDOW_MS));
   });
 });
 
@@ -46,6 +47,16 @@ describe('send pacing shared across processes (postgres)', { skip: !process.env.
       assert.equal(n80, windowBudget(80, windowStart), 'the 80/s number got exactly its window budget');
       assert.equal(n20, windowBudget(20, windowStart), 'the 20/s number got exactly its window budget');
       assert.equal(await gates[0]!.reserve('n80', 5, 80, windowStart + WINDOW_MS), 5, 'the next window is fresh');
+
+      // Two processes asking for the same numbers in opposite orders lock them in one order: no deadlock.
+      const numbers = Array.from({ length: 20 }, (_, i) => `m${i}`);
+      for (let round = 0; round < 5; round++) {
+        const at = windowStart + (round + 2) * WINDOW_MS;
+        await Promise.all([
+          ...numbers.map((number) => gates[0]!.reserve(number, 1, 80, at)),
+          ...numbers.toReversed().map((number) => gates[1]!.reserve(number, 1, 80, at)),
+        ]);
+      }
     } finally {
       await one.close();
       await two.close();
