@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type pg from 'pg';
@@ -20,6 +21,7 @@ export class Notifier {
   readonly #local = new EventEmitter();
   #listener: pg.PoolClient | undefined;
   #closed = false;
+  #channelPrefix: Promise<string> | undefined;
 
   constructor(database: Database, logger: Logger) {
     this.#database = database;
@@ -34,8 +36,19 @@ export class Notifier {
   /** Call inside the transaction that creates the work (after the insert, before the commit). */
   async notifyInTransaction(trx: Db, channel: Channel): Promise<void> {
     if (this.#database.dialect === 'postgres') {
-      await sql`select pg_notify(${PG_PREFIX + channel}, '')`.execute(trx);
+      await sql`select pg_notify(${(await this.#prefix()) + channel}, '')`.execute(trx);
     }
+  }
+
+  /**
+   * Channels are per database, not per schema: they are named after the schema (a short hash of
+   * its name), so two deployments in two schemas of one database never wake each other.
+   */
+  #prefix(): Promise<string> {
+    this.#channelPrefix ??= sql<{ schema: string }>`select current_schema() as schema`
+      .execute(this.#database.db)
+      .then((result) => `${PG_PREFIX}${createHash('sha256').update(result.rows[0]!.schema).digest('hex').slice(0, 12)}_`);
+    return this.#channelPrefix;
   }
 
   /** Call after the commit: wakes this process's workers without a round trip. */
@@ -48,10 +61,11 @@ export class Notifier {
     const pool = this.#database.pool;
     if (!pool || this.#closed) return;
     try {
+      const prefix = await this.#prefix();
       const client = await pool.connect();
       this.#listener = client;
       client.on('notification', (message) => {
-        const channel = message.channel.slice(PG_PREFIX.length) as Channel;
+        const channel = message.channel.slice(prefix.length) as Channel;
         this.#local.emit(channel);
       });
       client.on('error', (error) => {
@@ -61,7 +75,7 @@ export class Notifier {
         setTimeout(() => void this.listen(), 1000).unref();
         for (const channel of CHANNELS) this.#local.emit(channel); // catch up on anything missed
       });
-      for (const channel of CHANNELS) await client.query(`LISTEN ${PG_PREFIX}${channel}`);
+      for (const channel of CHANNELS) await client.query(`LISTEN ${prefix}${channel}`);
     } catch (error) {
       this.#logger.warn({ err: error }, 'could not LISTEN; retrying');
       setTimeout(() => void this.listen(), 1000).unref();
