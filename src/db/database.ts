@@ -32,6 +32,8 @@ const pgTypes = {
   },
 };
 
+const CONNECT_TIMEOUT_MS = 5000;
+
 export function sqlitePathOf(url: string): string | undefined {
   if (!url.startsWith('sqlite:')) return undefined;
   return url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
@@ -57,9 +59,19 @@ export function openDatabase(url: string, options: { poolSize: number }): Databa
       },
     };
   }
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize, types: pgTypes });
-  // An idle client that loses its connection must not crash the process; the pool replaces it.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize,
+    types: pgTypes,
+    // While the database is away, a request waits this long for a connection, then gets a 503.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
+  // A client that loses its connection (a restart, a failover: 57P01) emits 'error'; with no
+  // listener that would crash the process. Idle clients are the pool's (it drops them); a client
+  // checked out has its query rejected, is released with the error and discarded — the listener
+  // only keeps the event from being unhandled.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   return { db, reader: db, dialect: 'postgres', sqlitePath: undefined, pool, close: () => db.destroy() };
 }

@@ -1,4 +1,5 @@
 import type { Database, Db } from './database.ts';
+import { isDatabaseUnavailable } from './unavailable.ts';
 
 interface Pending<Item, Outcome> {
   item: Item;
@@ -45,8 +46,9 @@ export class GroupCommitter<Item, Outcome> {
       try {
         await this.#commitTogether(batch);
       } catch (error) {
-        if (batch.length === 1) {
-          batch[0]!.reject(error);
+        // Alone they would fail the same way (one connection timeout each, in turn): fail them all now.
+        if (batch.length === 1 || isDatabaseUnavailable(error)) {
+          for (const pending of batch) pending.reject(error);
           continue;
         }
         // One bad write (or a deadlock victim) must not fail its neighbours: commit each alone.

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { ApiError, type FieldError, problemOf, validationError } from './errors.ts';
 
 interface AjvError {
@@ -77,6 +78,15 @@ export function errorHandler(
 ): FastifyReply {
   const apiError = toApiError(error);
   if (apiError) return sendProblem(reply, apiError);
+  if (isDatabaseUnavailable(error)) {
+    request.log.warn({ err: error }, 'database unavailable');
+    return sendProblem(
+      reply,
+      new ApiError('unavailable', 'The database is not reachable right now; retry shortly.', {
+        headers: { 'retry-after': '1' },
+      }),
+    );
+  }
   request.log.error({ err: error }, 'unexpected error');
   return sendProblem(
     reply,

@@ -28,7 +28,7 @@ export async function healthRoutes(app: FastifyInstance, ctx: HttpContext): Prom
       try {
         await sql`select 1`.execute(ctx.database.db);
       } catch {
-        throw new ApiError('unavailable', 'The database does not answer.');
+        throw new ApiError('unavailable', 'The database does not answer.', { headers: { 'retry-after': '1' } });
       }
       if (!(await isSchemaCurrent(ctx.database.db))) {
         throw new ApiError('unavailable', 'The database schema is not the one this code expects.');
