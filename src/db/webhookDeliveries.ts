@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { claimProjectHeads } from './claims.ts';
 import type { Db, DialectName } from './database.ts';
 import type {
   ProjectsTable,
@@ -17,6 +18,8 @@ export type WebhookAttemptRow = WebhookAttemptsTable;
 export interface DeliveryWithAttempts {
   delivery: WebhookDeliveryRow;
   attempts: WebhookAttemptRow[];
+  /** The open circuit of the receiver a pending delivery waits for, if any. */
+  circuit?: WebhookCircuitRow;
 }
 
 export async function insertWebhookDeliveries(db: Db, rows: readonly WebhookDeliveryRow[]): Promise<void> {
@@ -56,6 +59,100 @@ export async function findDeliveryProjects(db: Db, ids: readonly string[]): Prom
     .execute();
   return new Map(rows.map((row) => [row.id, row]));
 }
+
+// One message's events are first attempted in the order they happened: a delivery not yet
+// attempted waits while an earlier event of its message (the state machine's order, then the
+// event id) still waits for its first attempt, or is in it. For claims (candidate alias `q`).
+const EVENT_RANK = (alias: 'q' | 'e') => sql`case ${sql.ref(`${alias}.event`)}
+  when 'message.sent' then 1 when 'message.delivered' then 2 when 'message.read' then 3 else 4 end`;
+const FIRST_ATTEMPTS_IN_ORDER = sql`(q.attempt_count > 0 or not exists (
+  select 1 from webhook_deliveries e
+  where e.message_id = q.message_id and e.project_id = q.project_id
+    and e.status = 'pending' and e.attempt_count = 0 and e.id <> q.id
+    and (${EVENT_RANK('e')} < ${EVENT_RANK('q')}
+      or (${EVENT_RANK('e')} = ${EVENT_RANK('q')} and e.event_id < q.event_id))))`;
+
+export interface DeliveryClaim {
+  now: number;
+  leaseMs: number;
+  /** Project id → how many of its due deliveries to claim at most. */
+  quotas: ReadonlyMap<string, number>;
+}
+
+/**
+ * Claims each project's oldest due deliveries, up to its quota, under a lease (claims.ts
+ * claimProjectHeads: the claimed rows' due_at becomes the lease end), keeping a message's first
+ * attempts in order. On SQLite, call it in a transaction: one statement per project, one commit.
+ */
+export async function claimWebhookDeliveries(
+  db: Db,
+  dialect: DialectName,
+  claim: DeliveryClaim,
+): Promise<WebhookDeliveryRow[]> {
+  return claimProjectHeads(db, dialect, 'webhook_deliveries', { ...claim, where: FIRST_ATTEMPTS_IN_ORDER });
+}
+
+export interface AttemptOutcomeUpdate {
+  status: WebhookDeliveryStatus;
+  url: string;
+  dueAt: number | null;
+  now: number;
+}
+
+export interface RecordedAttempt {
+  attempt: WebhookAttemptRow;
+  update: AttemptOutcomeUpdate;
+}
+
+/**
+ * Records attempts and each delivery's next state, in the caller's transaction (the worker's
+ * group commit: many attempts, one commit). On PostgreSQL the deliveries change in one statement
+ * (a round trip each would make every commit wait); on SQLite a statement each costs nothing.
+ */
+export async function recordWebhookAttempts(
+  trx: Db,
+  dialect: DialectName,
+  recorded: readonly RecordedAttempt[],
+): Promise<void> {
+  if (recorded.length === 0) return;
+  for (let i = 0; i < recorded.length; i += 500) {
+    await trx
+      .insertInto('webhook_attempts')
+      .values(recorded.slice(i, i + 500).map((item) => item.attempt))
+      .execute();
+  }
+  if (dialect === 'sqlite') {
+    for (const { attempt, update } of recorded) {
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({
+          status: update.status,
+          url: update.url,
+          attempt_count: attempt.attempt,
+          due_at: update.dueAt,
+          lease_expires_at: null,
+          updated_at: update.now,
+        })
+        .where('id', '=', attempt.delivery_id)
+        .execute();
+    }
+    return;
+  }
+  // In id order, so that two recorders never wait for each other in a cycle.
+  const rows = [...recorded].sort((a, b) => (a.attempt.delivery_id < b.attempt.delivery_id ? -1 : 1));
+  const column = <T>(pick: (item: RecordedAttempt) => T) => rows.map(pick);
+  await sql`
+    update webhook_deliveries set status = v.status, url = v.url, attempt_count = v.attempt_count,
+      due_at = v.due_at, lease_expires_at = null, updated_at = v.updated_at
+    from unnest(
+      ${column((item) => item.attempt.delivery_id)}::text[], ${column((item) => item.update.status)}::text[],
+      ${column((item) => item.update.url)}::text[], ${column((item) => item.attempt.attempt)}::int[],
+      ${column((item) => item.update.dueAt)}::bigint[], ${column((item) => item.update.now)}::bigint[]
+    ) as v(id, status, url, attempt_count, due_at, updated_at)
+    where webhook_deliveries.id = v.id`.execute(trx);
+}
+
+// The lock-step worker's queries, until the pipeline replaces it.
 
 // One message's events are first attempted in the order they happened: the rank of the event
 // (the state machine's order), then the event id (creation order).
@@ -127,13 +224,6 @@ export async function releaseWebhookDelivery(db: Db, id: string): Promise<void> 
   await db.updateTable('webhook_deliveries').set({ lease_expires_at: null }).where('id', '=', id).execute();
 }
 
-export interface AttemptOutcomeUpdate {
-  status: WebhookDeliveryStatus;
-  url: string;
-  dueAt: number | null;
-  now: number;
-}
-
 /** Records one attempt and the delivery's next state, in one transaction. */
 export async function recordWebhookAttempt(
   db: Db,
@@ -157,7 +247,17 @@ export async function recordWebhookAttempt(
   });
 }
 
-async function attemptsOf(db: Db, deliveries: WebhookDeliveryRow[]): Promise<DeliveryWithAttempts[]> {
+/** The origin (scheme://host:port) a URL is sent to: the unit of receiver limits and circuits. */
+export function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return 'invalid';
+  }
+}
+
+/** Each delivery with its attempts and, while it is pending, its receiver's open circuit. */
+async function withAttempts(db: Db, deliveries: WebhookDeliveryRow[]): Promise<DeliveryWithAttempts[]> {
   if (deliveries.length === 0) return [];
   const attempts = await db
     .selectFrom('webhook_attempts')
@@ -176,7 +276,15 @@ async function attemptsOf(db: Db, deliveries: WebhookDeliveryRow[]): Promise<Del
     list.push(attempt);
     byDelivery.set(attempt.delivery_id, list);
   }
-  return deliveries.map((delivery) => ({ delivery, attempts: byDelivery.get(delivery.id) ?? [] }));
+  const pending = deliveries.filter((row) => row.status === 'pending');
+  const circuits = await findWebhookCircuits(
+    db,
+    pending.map((row) => originOf(row.url)),
+  );
+  return deliveries.map((delivery) => {
+    const circuit = delivery.status === 'pending' ? circuits.get(originOf(delivery.url)) : undefined;
+    return { delivery, attempts: byDelivery.get(delivery.id) ?? [], ...(circuit && { circuit }) };
+  });
 }
 
 export async function findWebhookDelivery(
@@ -191,7 +299,7 @@ export async function findWebhookDelivery(
     .where('id', '=', id)
     .executeTakeFirst();
   if (!row) return undefined;
-  return (await attemptsOf(db, [row]))[0];
+  return (await withAttempts(db, [row]))[0];
 }
 
 export interface DeliveryFilter {
@@ -222,7 +330,7 @@ export async function listWebhookDeliveries(
   if (filter.since !== undefined) query = query.where('created_at', '>=', filter.since);
   if (filter.until !== undefined) query = query.where('created_at', '<', filter.until);
   const rows = await query.orderBy('id', 'desc').limit(filter.limit).execute();
-  return attemptsOf(db, rows);
+  return withAttempts(db, rows);
 }
 
 /** Every delivery of one message, oldest first, for its events view (join on delivery.event_id). */
@@ -238,7 +346,7 @@ export async function listDeliveriesForMessage(
     .where('message_id', '=', messageId)
     .orderBy('id')
     .execute();
-  return attemptsOf(db, rows);
+  return withAttempts(db, rows);
 }
 
 /**
@@ -264,6 +372,19 @@ export async function requestWebhookRetry(db: Db, projectId: string, id: string,
   return row !== undefined;
 }
 
+/** How many of these projects' deliveries are due now (for the held-deliveries gauge). */
+export async function countDueWebhookDeliveries(db: Db, projectIds: readonly string[], now: number): Promise<number> {
+  if (projectIds.length === 0) return 0;
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll().as('due'))
+    .where('project_id', 'in', [...projectIds])
+    .where('due_at', 'is not', null)
+    .where('due_at', '<=', now)
+    .executeTakeFirst();
+  return Number(row?.due ?? 0);
+}
+
 export interface WebhookQueueStats {
   /** Pending deliveries, due or not. */
   depth: number;
@@ -280,4 +401,51 @@ export async function webhookQueueStats(db: Db, now: number): Promise<WebhookQue
     depth: Number(row?.depth ?? 0),
     oldestDueAt: row?.oldest === null || row?.oldest === undefined ? undefined : Number(row.oldest),
   };
+}
+
+// Receivers whose circuit is open (workers/webhookCircuits.ts): one row per origin while it is
+// open, written by the worker that opened it, read by any process that shows the delivery log.
+// Not in tables.ts: nothing but this module touches the table.
+
+export interface WebhookCircuitRow {
+  origin: string;
+  /** When the circuit opened (the start of this outage, as this worker saw it). */
+  opened_at: number;
+  /** No attempt to the origin before this; then one attempt probes it. */
+  retry_at: number;
+  cooldown_ms: number;
+  /** Consecutive failed attempts when it (re)opened. */
+  failures: number;
+  last_error: string | null;
+  updated_at: number;
+}
+
+const withCircuits = (db: Db) => db.withTables<{ webhook_circuits: WebhookCircuitRow }>();
+
+export async function listWebhookCircuits(db: Db): Promise<WebhookCircuitRow[]> {
+  return withCircuits(db).selectFrom('webhook_circuits').selectAll().execute();
+}
+
+async function findWebhookCircuits(db: Db, origins: readonly string[]): Promise<Map<string, WebhookCircuitRow>> {
+  if (origins.length === 0) return new Map();
+  const rows = await withCircuits(db)
+    .selectFrom('webhook_circuits')
+    .selectAll()
+    .where('origin', 'in', [...new Set(origins)])
+    .execute();
+  return new Map(rows.map((row) => [row.origin, row]));
+}
+
+/** Records that a receiver's circuit opened (or opened again after a failed probe). */
+export async function saveWebhookCircuit(db: Db, row: WebhookCircuitRow): Promise<void> {
+  const { origin: _origin, ...changes } = row;
+  await withCircuits(db)
+    .insertInto('webhook_circuits')
+    .values(row)
+    .onConflict((oc) => oc.column('origin').doUpdateSet(changes))
+    .execute();
+}
+
+export async function deleteWebhookCircuit(db: Db, origin: string): Promise<void> {
+  await withCircuits(db).deleteFrom('webhook_circuits').where('origin', '=', origin).execute();
 }

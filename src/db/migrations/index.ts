@@ -3,6 +3,7 @@ import * as m0001 from './0001_projects_and_api_keys.ts';
 import * as m0002 from './0002_templates_messages_webhooks.ts';
 import * as m0003 from './0003_fair_queues.ts';
 import * as m0004d from './0004_dispatch_pipeline.ts';
+import * as m0004 from './0004_webhook_pipeline.ts';
 
 /** Every migration, in order. Names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002_templates_messages_webhooks': m0002,
   '0003_fair_queues': m0003,
   '0004_dispatch_pipeline': m0004d,
+  '0004_webhook_pipeline': m0004,
 };
