@@ -38,6 +38,24 @@ export const WebhookDeliveryView = Type.Object({
   status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
   attempts: Type.Array(WebhookAttemptView),
   nextAttemptAt: Type.Optional(Timestamp),
+  circuit: Type.Optional(
+    Type.Object(
+      {
+        state: Type.Literal('open'),
+        origin: Type.String({ description: 'The receiver (scheme://host:port) that keeps failing.' }),
+        openedAt: Timestamp,
+        retryAt: Timestamp,
+        consecutiveFailures: Type.Integer({ minimum: 1 }),
+        lastError: Type.Optional(Type.String()),
+      },
+      {
+        description:
+          'Present while the delivery waits because its receiver keeps failing: no attempt goes to the ' +
+          'origin before `retryAt`, then one attempt probes it. Waiting is not an attempt: the retry ' +
+          'schedule is unchanged.',
+      },
+    ),
+  ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -54,6 +72,15 @@ export interface WebhookAttempt {
   responseBody: string | null;
 }
 
+/** The open circuit of the receiver a pending delivery waits for. */
+export interface WebhookCircuit {
+  origin: string;
+  openedAt: number;
+  retryAt: number;
+  consecutiveFailures: number;
+  lastError: string | null;
+}
+
 /** A delivery and its attempts (times in epoch ms). */
 export interface WebhookDelivery {
   id: string;
@@ -63,12 +90,14 @@ export interface WebhookDelivery {
   url: string;
   status: 'pending' | 'succeeded' | 'failed';
   nextAttemptAt: number | null;
+  circuit: WebhookCircuit | null;
   createdAt: number;
   updatedAt: number;
   attempts: WebhookAttempt[];
 }
 
-export function webhookDeliveryOf({ delivery: row, attempts }: DeliveryWithAttempts): WebhookDelivery {
+export function webhookDeliveryOf({ delivery: row, attempts, circuit }: DeliveryWithAttempts): WebhookDelivery {
+  const pending = row.status === 'pending';
   return {
     id: row.id,
     eventId: row.event_id,
@@ -76,7 +105,18 @@ export function webhookDeliveryOf({ delivery: row, attempts }: DeliveryWithAttem
     messageId: row.message_id,
     url: row.url,
     status: row.status,
-    nextAttemptAt: row.status === 'pending' ? row.due_at : null,
+    // Held by an open circuit, it is not attempted before the circuit's retry time.
+    nextAttemptAt: pending && row.due_at !== null ? Math.max(row.due_at, circuit?.retry_at ?? 0) : null,
+    circuit:
+      pending && circuit
+        ? {
+            origin: circuit.origin,
+            openedAt: circuit.opened_at,
+            retryAt: circuit.retry_at,
+            consecutiveFailures: circuit.failures,
+            lastError: circuit.last_error,
+          }
+        : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     attempts: attempts.map((attempt) => ({
@@ -110,6 +150,16 @@ export function webhookDeliveryView(delivery: WebhookDelivery): WebhookDeliveryV
       ...(attempt.responseBody !== null && { responseBody: attempt.responseBody }),
     })),
     ...(delivery.nextAttemptAt !== null && { nextAttemptAt: new Date(delivery.nextAttemptAt).toISOString() }),
+    ...(delivery.circuit !== null && {
+      circuit: {
+        state: 'open' as const,
+        origin: delivery.circuit.origin,
+        openedAt: new Date(delivery.circuit.openedAt).toISOString(),
+        retryAt: new Date(delivery.circuit.retryAt).toISOString(),
+        consecutiveFailures: delivery.circuit.consecutiveFailures,
+        ...(delivery.circuit.lastError !== null && { lastError: delivery.circuit.lastError }),
+      },
+    }),
     createdAt: new Date(delivery.createdAt).toISOString(),
     updatedAt: new Date(delivery.updatedAt).toISOString(),
   };
