@@ -1,43 +1,41 @@
 import type { Logger } from 'pino';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
+import { moveLeases, queuedProjects } from '../db/claims.ts';
 import type { Database } from '../db/database.ts';
+import type { WebhookDeliveryStatus } from '../db/tables.ts';
 import {
-  claimDueWebhookDeliveries,
   type DeliveryProject,
   findDeliveryProjects,
-  nextWebhookDueAt,
-  recordWebhookAttempt,
-  releaseWebhookDelivery,
+  listWebhookCircuits,
+  originOf,
   type WebhookDeliveryRow,
-  webhookQueueStats,
 } from '../db/webhookDeliveries.ts';
-import type { WebhookDeliveryStatus } from '../db/tables.ts';
 import { newId } from '../domain/ids.ts';
 import { nextRetryDelay, parseRetryAfter } from '../domain/webhookRetry.ts';
 import { liveWebhookSecrets } from '../projectSecrets.ts';
 import { type AttemptResult, WebhookSender } from '../webhooks/deliver.ts';
 import type { Job } from './loop.ts';
 import { WorkerLoop } from './loop.ts';
+import { type CircuitTransition, verdictOf, WebhookCircuits } from './webhookCircuits.ts';
+import { webhookMetrics } from './webhookMetrics.ts';
+import { WebhookRecorder } from './webhookRecorder.ts';
+import { DEFAULT_WEBHOOK_LIMITS, type SlotRequest, type WebhookDeliveryLimits, WebhookSlots } from './webhookSlots.ts';
 
-// The webhook worker: claims due deliveries, sends each as soon as it is claimed, records the
-// attempt, and reschedules or finishes the delivery.
+// The webhook worker: a continuous pipeline from the webhook_deliveries queue to the receivers.
 //
-// A slow or dead receiver must not hold up anyone else's webhooks, so attempts never wait for
-// each other: every claimed delivery is sent at once, concurrently, and the worker claims again
-// whenever capacity frees up. Capacity is bounded overall and per receiver origin
-// (scheme://host:port). A delivery whose origin is at its limit is given back at once, and its
-// project is left out of claims until the origin has room again, so other projects' deliveries
-// keep flowing past it.
-
-export interface WebhookDeliveryLimits {
-  /** Attempts in flight in this process. */
-  maxInFlight: number;
-  /** Attempts in flight in this process to one receiver origin. */
-  maxPerOrigin: number;
-}
-
-export const DEFAULT_WEBHOOK_LIMITS: WebhookDeliveryLimits = { maxInFlight: 64, maxPerOrigin: 8 };
+//   projects with due deliveries ──► slots dealt round-robin ──► per-project claims ──► attempts
+//                                                                            └──► group-committed records
+//
+// - Each claim first finds the projects with due work (a loose index scan), reads where each one
+//   sends (its callback URL's origin), and deals the free slots among them (webhookSlots.ts):
+//   bounded overall and per origin, one per project per round, with a reserve for newcomers.
+//   Then it claims, per project, only what it was dealt: nothing is claimed that cannot start,
+//   and no project's backlog stands in front of another's head.
+// - An attempt starts the moment it is claimed; its slot frees when the receiver answers, and the
+//   worker claims again at once. Answers are recorded by group commit (webhookRecorder.ts).
+// - A receiver that keeps failing is held back by its circuit (webhookCircuits.ts): its
+//   deliveries are not claimed, one probe at a time tries it after a cool-down.
 
 export interface WebhookDeliveryDeps {
   config: Config;
@@ -54,122 +52,98 @@ export function webhookLeaseMs(timeoutMs: number): number {
 }
 
 const CANCELLED = 'not sent: the project has no callbackUrl any more';
-
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return 'invalid';
-  }
-}
-
-function webhookMetrics(registry: Registry, job: WebhookDeliveryJob, database: Database) {
-  const registers = [registry];
-  new Gauge({
-    name: 'svc_webhook_queue_depth',
-    help: 'Webhook deliveries pending (due now or waiting for a retry).',
-    registers,
-    async collect() {
-      const stats = await webhookQueueStats(database.db, Date.now()).catch(() => undefined);
-      if (stats) this.set(stats.depth);
-    },
-  });
-  new Gauge({
-    name: 'svc_webhook_oldest_due_age_seconds',
-    help: 'How long the oldest due webhook delivery has been waiting (0 when none is due).',
-    registers,
-    async collect() {
-      const now = Date.now();
-      const stats = await webhookQueueStats(database.db, now).catch(() => undefined);
-      if (stats) this.set(stats.oldestDueAt === undefined ? 0 : Math.max(0, now - stats.oldestDueAt) / 1000);
-    },
-  });
-  new Gauge({
-    name: 'svc_webhook_attempts_in_flight',
-    help: 'Webhook attempts this process is making right now.',
-    registers,
-    collect() {
-      this.set(job.inFlight);
-    },
-  });
-  return {
-    deliveries: new Counter({
-      name: 'svc_webhook_deliveries_total',
-      help: 'Webhook deliveries finished, by outcome: succeeded or failed (after the last attempt, or refused).',
-      labelNames: ['outcome'] as const,
-      registers,
-    }),
-    attempts: new Counter({
-      name: 'svc_webhook_attempts_total',
-      help: 'Webhook attempts, by outcome.',
-      labelNames: ['outcome'] as const,
-      registers,
-    }),
-    latency: new Histogram({
-      name: 'svc_webhook_attempt_duration_seconds',
-      help: 'Time from sending a webhook to its answer (or timeout), by outcome.',
-      labelNames: ['outcome'] as const,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers,
-    }),
-  };
-}
+/** Deliveries of a project without a callbackUrl claimed at once: they are failed, never sent. */
+const CANCEL_BATCH = 100;
+const CIRCUIT_THRESHOLD = 5;
+const MAX_COOLDOWN_MS = 5 * 60_000;
+/** How often circuits opened by other processes are read. */
+const CIRCUIT_REFRESH_MS = 1000;
 
 export class WebhookDeliveryJob implements Job {
   readonly name = 'webhook-delivery';
   readonly #deps: WebhookDeliveryDeps;
-  readonly #limits: WebhookDeliveryLimits;
   readonly #leaseMs: number;
   readonly #sender: WebhookSender;
+  readonly #slots: WebhookSlots;
+  readonly #circuits: WebhookCircuits;
+  readonly #recorder: WebhookRecorder;
+  readonly #metrics: ReturnType<typeof webhookMetrics>;
   readonly #stop = new AbortController();
   readonly #tasks = new Set<Promise<void>>();
-  readonly #perOrigin = new Map<string, number>();
-  /** Origin → projects whose deliveries were given back because the origin was full. */
-  readonly #waiting = new Map<string, Set<string>>();
-  readonly #metrics: ReturnType<typeof webhookMetrics>;
-  #attempts = 0;
+  readonly #maxUnrecorded: number;
+  /** Claimed and not yet recorded: bounds what waits for the group commit. */
+  #unrecorded = 0;
+  /** The project served last; the next claim deals from the one after it. */
+  #cursor = '';
+  #heldProjects: string[] = [];
+  #circuitsReadAt = Number.NEGATIVE_INFINITY;
   #onCapacity: () => void = () => {};
 
   constructor(deps: WebhookDeliveryDeps) {
     this.#deps = deps;
-    this.#limits = deps.limits ?? DEFAULT_WEBHOOK_LIMITS;
+    const limits = deps.limits ?? DEFAULT_WEBHOOK_LIMITS;
     this.#leaseMs = webhookLeaseMs(deps.config.webhookTimeoutMs);
     this.#sender = new WebhookSender({
       timeoutMs: deps.config.webhookTimeoutMs,
       allowPrivate: deps.config.allowPrivateCallbacks,
-      connectionsPerOrigin: this.#limits.maxPerOrigin,
+      connectionsPerOrigin: limits.maxPerOrigin,
     });
+    this.#slots = new WebhookSlots(limits);
+    this.#maxUnrecorded = 2 * limits.maxInFlight;
+    this.#circuits = new WebhookCircuits({
+      threshold: CIRCUIT_THRESHOLD,
+      baseCooldownMs: deps.config.webhookRetryScheduleMs[0] ?? 5000,
+      maxCooldownMs: MAX_COOLDOWN_MS,
+    });
+    this.#recorder = new WebhookRecorder(deps.database);
     this.#metrics = webhookMetrics(deps.metrics, this, deps.database);
   }
 
   /** Attempts in flight now. */
   get inFlight(): number {
-    return this.#attempts;
+    return this.#slots.inFlight;
   }
 
-  /** Called whenever an attempt finishes: capacity, or an ordered event, may have freed up. */
+  get openCircuits(): number {
+    return this.#circuits.openCount;
+  }
+
+  get heldProjects(): readonly string[] {
+    return this.#heldProjects;
+  }
+
+  /** Called whenever an attempt is answered or recorded: a slot, or an ordered event, may have freed up. */
   onCapacity(callback: () => void): void {
     this.#onCapacity = callback;
   }
 
   async runOnce(now: number): Promise<{ handled: number; nextDueAt?: number }> {
-    const free = this.#limits.maxInFlight - this.#attempts;
-    if (free <= 0 || this.#stop.signal.aborted) return { handled: 0 };
-    const { db, dialect } = this.#deps.database;
-    const skipProjects = [...this.#waiting.values()].flatMap((projects) => [...projects]);
-    const rows = await claimDueWebhookDeliveries(db, dialect, {
+    // Let the answers that have arrived meanwhile free their slots first: one claim then
+    // serves them all, not one claim per answer.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.#stop.signal.aborted) return { handled: 0 };
+    const { db } = this.#deps.database;
+    await this.#readCircuits(now);
+    let nextDueAt = this.#circuits.nextProbeAt(now);
+    const due: string[] = [];
+    for (const project of await queuedProjects(db, 'webhook_deliveries')) {
+      if (project.nextDueAt <= now) due.push(project.projectId);
+      else nextDueAt = Math.min(nextDueAt ?? project.nextDueAt, project.nextDueAt);
+    }
+    const idle = { handled: 0, ...(nextDueAt !== undefined && { nextDueAt }) };
+    if (due.length === 0 || this.#slots.full || this.#unrecorded >= this.#maxUnrecorded) return idle;
+
+    const ordered = this.#fromCursor(due);
+    const projects = await findDeliveryProjects(db, ordered);
+    const quotas = this.#deal(
+      ordered.flatMap((projectId) => projects.get(projectId) ?? []),
       now,
-      limit: free,
-      leaseMs: this.#leaseMs,
-      skipProjects,
-    });
-    if (rows.length === 0) return { handled: 0, nextDueAt: await nextWebhookDueAt(db, now) };
-    const projects = await findDeliveryProjects(
-      db,
-      rows.map((row) => row.project_id),
     );
-    for (const row of rows) this.#track(this.#start(row, projects.get(row.project_id)));
-    return { handled: rows.length };
+    if (quotas.size === 0) return idle;
+    const rows = await this.#recorder.claim({ now, leaseMs: this.#leaseMs, quotas });
+    this.#unrecorded += rows.length;
+    for (const row of rows) this.#track(this.#handle(row, projects.get(row.project_id), now + this.#leaseMs));
+    return rows.length > 0 ? { handled: rows.length } : idle;
   }
 
   /** Cuts the attempts in flight short (they are recorded and due again at once) and waits for them. */
@@ -179,13 +153,49 @@ export class WebhookDeliveryJob implements Job {
     await this.#sender.close();
   }
 
+  /** Due projects in id order, starting after the one served last, so every project gets its turn. */
+  #fromCursor(due: string[]): string[] {
+    const start = due.findIndex((projectId) => projectId > this.#cursor);
+    return start <= 0 ? due : [...due.slice(start), ...due.slice(0, start)];
+  }
+
+  /** How many deliveries each project may start now. */
+  #deal(projects: DeliveryProject[], now: number): Map<string, number> {
+    const requests: SlotRequest[] = [];
+    const cancelled: string[] = [];
+    const held: string[] = [];
+    for (const project of projects) {
+      if (!project.callback_url) {
+        cancelled.push(project.id);
+        continue;
+      }
+      const origin = originOf(project.callback_url);
+      const allowance = this.#circuits.allowance(origin, now);
+      if (allowance === 0) held.push(project.id);
+      else requests.push({ projectId: project.id, origin, allowance });
+    }
+    this.#heldProjects = held;
+    const { quotas, last } = this.#slots.share(requests);
+    if (last !== undefined) this.#cursor = last;
+    for (const projectId of cancelled) quotas.set(projectId, CANCEL_BATCH);
+    return quotas;
+  }
+
+  async #readCircuits(now: number): Promise<void> {
+    if (now - this.#circuitsReadAt < CIRCUIT_REFRESH_MS) return;
+    this.#circuitsReadAt = now;
+    const adopted = this.#circuits.adopt(await listWebhookCircuits(this.#deps.database.db), now);
+    for (const origin of adopted) {
+      this.#deps.logger.info({ origin }, 'webhook receiver circuit opened by another process: its deliveries wait');
+    }
+  }
+
   #track(task: Promise<void>): void {
     this.#tasks.add(task);
     void task.finally(() => this.#tasks.delete(task));
   }
 
-  async #start(row: WebhookDeliveryRow, project: DeliveryProject | undefined): Promise<void> {
-    const { db } = this.#deps.database;
+  async #handle(row: WebhookDeliveryRow, project: DeliveryProject | undefined, leaseEnd: number): Promise<void> {
     try {
       if (!project?.callback_url) {
         await this.#finish(row, row.url, { outcome: 'refused', durationMs: 0, error: CANCELLED }, Date.now());
@@ -195,49 +205,90 @@ export class WebhookDeliveryJob implements Job {
       // its URL (one delivery id per event and URL).
       const url = row.attempt_count === 0 ? project.callback_url : row.url;
       const origin = originOf(url);
-      const busy = this.#perOrigin.get(origin) ?? 0;
-      if (busy >= this.#limits.maxPerOrigin) {
-        let waiting = this.#waiting.get(origin);
-        if (!waiting) this.#waiting.set(origin, (waiting = new Set()));
-        waiting.add(row.project_id);
-        await releaseWebhookDelivery(db, row.id);
+      const now = Date.now();
+      // Claims were dealt by the circuits as they stood: the first delivery to a half-open origin
+      // probes it; any other delivery to an origin that is not closed (a circuit that opened since,
+      // a retry still bound to an older URL) waits for it.
+      const probe = this.#circuits.allowance(origin, now) === 1;
+      if (probe) this.#circuits.beginProbe(origin);
+      const heldUntil = this.#circuits.heldUntil(origin, now);
+      if (!probe && heldUntil !== undefined) {
+        await this.#holdBack(row, leaseEnd, heldUntil);
         return;
       }
-      this.#perOrigin.set(origin, busy + 1);
-      this.#attempts++;
-      try {
-        await this.#attempt(row, url, project);
-      } finally {
-        this.#attempts--;
-        const left = (this.#perOrigin.get(origin) ?? 1) - 1;
-        if (left === 0) this.#perOrigin.delete(origin);
-        else this.#perOrigin.set(origin, left);
-        this.#waiting.delete(origin);
-        this.#onCapacity();
-      }
+      const result = await this.#attempt(row, url, project, probe);
+      await this.#finish(row, url, result, Date.now());
     } catch (error) {
       // The lease runs out and the delivery is attempted again: at least once, never lost.
       this.#deps.logger.error(
         { err: error, deliveryId: row.id },
         'webhook attempt failed unexpectedly; it is tried again when its lease expires',
       );
+    } finally {
+      this.#unrecorded--;
+      this.#onCapacity();
     }
   }
 
-  async #attempt(row: WebhookDeliveryRow, url: string, project: DeliveryProject): Promise<void> {
-    const secrets = liveWebhookSecrets(project, this.#deps.encryptionKey, Date.now());
-    const result = await this.#sender.send(
-      {
-        url,
-        deliveryId: row.id,
-        attempt: row.attempt_count + 1,
-        event: row.event,
-        body: row.payload,
-        secrets,
-      },
-      this.#stop.signal,
+  async #attempt(row: WebhookDeliveryRow, url: string, project: DeliveryProject, probe: boolean): Promise<AttemptResult> {
+    const origin = originOf(url);
+    if (probe) this.#deps.logger.info({ origin, deliveryId: row.id }, 'probing a webhook receiver whose circuit is open');
+    this.#slots.take(project.id, origin);
+    let result: AttemptResult;
+    try {
+      const secrets = liveWebhookSecrets(project, this.#deps.encryptionKey, Date.now());
+      result = await this.#sender.send(
+        { url, deliveryId: row.id, attempt: row.attempt_count + 1, event: row.event, body: row.payload, secrets },
+        this.#stop.signal,
+      );
+    } finally {
+      this.#slots.give(project.id, origin);
+      this.#onCapacity();
+    }
+    const transition = this.#circuits.record(origin, verdictOf(result), { probe, now: Date.now(), error: result.error });
+    if (transition) this.#track(this.#announce(transition));
+    return result;
+  }
+
+  /** Gives a claimed delivery back, due when its receiver's circuit may be probed: not an attempt. */
+  async #holdBack(row: WebhookDeliveryRow, leaseEnd: number, until: number): Promise<void> {
+    const { db, dialect } = this.#deps.database;
+    await moveLeases(db, dialect, 'webhook_deliveries', [row.id], leaseEnd, { dueAt: until, leaseEnd: null });
+    this.#deps.logger.info(
+      { deliveryId: row.id, origin: originOf(row.url), until: new Date(until).toISOString() },
+      'webhook delivery held back: its receiver’s circuit is open',
     );
-    await this.#finish(row, url, result, Date.now());
+  }
+
+  async #announce(transition: CircuitTransition): Promise<void> {
+    const { logger } = this.#deps;
+    try {
+      if (transition.to === 'open') {
+        const { row, reopened } = transition;
+        this.#metrics.circuitTransitions.inc({ to: reopened ? 'reopened' : 'open' });
+        logger.warn(
+          {
+            origin: row.origin,
+            failures: row.failures,
+            lastError: row.last_error,
+            retryAt: new Date(row.retry_at).toISOString(),
+          },
+          reopened
+            ? 'webhook receiver still failing: circuit open again, for longer'
+            : 'webhook receiver failing: circuit open, its deliveries wait',
+        );
+        await this.#recorder.circuitOpened(row);
+      } else {
+        this.#metrics.circuitTransitions.inc({ to: 'closed' });
+        logger.info(
+          { origin: transition.origin, openForMs: Date.now() - transition.openedAt },
+          'webhook receiver answering again: circuit closed',
+        );
+        await this.#recorder.circuitClosed(transition.origin);
+      }
+    } catch (error) {
+      logger.warn({ err: error }, 'could not record a webhook circuit change');
+    }
   }
 
   async #finish(row: WebhookDeliveryRow, url: string, result: AttemptResult, now: number): Promise<void> {
@@ -264,9 +315,8 @@ export class WebhookDeliveryJob implements Job {
         dueAt = delay === undefined ? null : now + delay;
       }
     }
-    await recordWebhookAttempt(
-      this.#deps.database.db,
-      {
+    await this.#recorder.attempt({
+      attempt: {
         id: newId('att', now),
         delivery_id: row.id,
         attempt,
@@ -277,8 +327,8 @@ export class WebhookDeliveryJob implements Job {
         error: result.error ?? null,
         response_body: result.responseBody ?? null,
       },
-      { status, url, dueAt, now },
-    );
+      update: { status, url, dueAt, now },
+    });
     this.#metrics.attempts.inc({ outcome: result.outcome });
     if (result.statusCode !== undefined || result.outcome === 'timeout' || result.outcome === 'network_error') {
       this.#metrics.latency.observe({ outcome: result.outcome }, result.durationMs / 1000);

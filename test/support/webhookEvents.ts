@@ -3,7 +3,11 @@ import { queuedMessageRow } from '../../src/db/messages.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { sealSecret } from '../../src/domain/secretBox.ts';
 import { liveWebhookSecrets } from '../../src/projectSecrets.ts';
-import { enqueueWebhookDelivery, type StatusEventForWebhook } from '../../src/webhooks/enqueue.ts';
+import {
+  enqueueWebhookDeliveries,
+  enqueueWebhookDelivery,
+  type StatusEventForWebhook,
+} from '../../src/webhooks/enqueue.ts';
 import { TEST_ENCRYPTION_KEY } from './server.ts';
 
 // Status events made the way the service makes them — a message event and its webhook delivery
@@ -133,6 +137,33 @@ export async function emitStatus(
   });
   if (enqueued && options.wake !== false) app.notifier.wakeLocal('webhooks');
   return { eventId, event, enqueued };
+}
+
+/**
+ * A backlog: `count` message.sent deliveries of as many messages, enqueued the way status changes
+ * enqueue them, in one transaction (no message rows: the webhook worker never reads them).
+ */
+export async function enqueueBacklog(app: Target, projectId: string, count: number): Promise<void> {
+  const now = Date.now();
+  const events: StatusEventForWebhook[] = [];
+  for (let i = 0; i < count; i++) {
+    events.push({
+      projectId,
+      eventId: newId('evt', now),
+      messageId: newId('msg', now),
+      status: 'SENT',
+      to: '+14155550100',
+      template: 'order_update',
+      providerMessageId: `wamid.backlog${i}`,
+      occurredAt: now,
+    });
+  }
+  await app.database.db.transaction().execute(async (trx) => {
+    for (let i = 0; i < events.length; i += 200) {
+      await enqueueWebhookDeliveries(trx, app.notifier, events.slice(i, i + 200), now);
+    }
+  });
+  app.notifier.wakeLocal('webhooks');
 }
 
 /** The deliveries of a project, straight from the database (for waiting on their state). */

@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_WEBHOOK_LIMITS } from '../../src/workers/webhookDelivery.ts';
+import { DEFAULT_WEBHOOK_LIMITS, perProjectLimit } from '../../src/workers/webhookSlots.ts';
 import { databaseKinds } from '../support/databases.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { emitStatus, insertMessage, liveSecrets, setCallbackUrl } from '../support/webhookEvents.ts';
 import { hang, ok, startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver.ts';
 
 // A receiver that never answers holds its attempts for the whole timeout. It must not hold up
-// another project's webhooks: attempts run concurrently, bounded per receiver origin, and a
-// saturated origin's deliveries are passed over. The latencies are reported, not asserted.
+// another project's webhooks: attempts run concurrently, bounded per project and receiver
+// origin, and a project's deliveries beyond its share wait unclaimed. The latencies are reported,
+// not asserted.
 
 const TIMEOUT_MS = 10_000;
 const SLOW_EVENTS = 60;
@@ -73,14 +74,15 @@ for (const kind of databaseKinds()) {
         await emitStatus(server.app, await insertMessage(server.app, hanging.projectId), 'SENT');
       };
       for (let i = 0; i < SLOW_EVENTS; i++) await emitSlow();
-      await slow.waitFor((arrivals) => arrivals.length >= DEFAULT_WEBHOOK_LIMITS.maxPerOrigin);
+      const share = perProjectLimit(DEFAULT_WEBHOOK_LIMITS);
+      await slow.waitFor((arrivals) => arrivals.length >= share);
 
       const contended = await fastLatencies('fast beside a hanging receiver', emitSlow);
 
       assert.equal(
         slow.arrivals.length,
-        DEFAULT_WEBHOOK_LIMITS.maxPerOrigin,
-        'the hanging receiver holds no more than its per-origin share of attempts',
+        share,
+        'the hanging project holds no more than its share of its origin’s attempts',
       );
       t.diagnostic(`fast receiver alone:               ${summary(baseline)}`);
       t.diagnostic(`fast receiver beside a hanging one: ${summary(contended)}`);
