@@ -36,6 +36,23 @@ export interface Config {
     readonly verifyToken: string | undefined;
   };
   readonly shutdownTimeoutMs: number;
+  readonly http: {
+    /** Time a client has to send a whole request (headers and body). */
+    readonly requestTimeoutMs: number;
+    /** Time a client has to send the request's headers. */
+    readonly headersTimeoutMs: number;
+    /** How long an idle keep-alive connection is kept open. */
+    readonly keepAliveTimeoutMs: number;
+    /** Connections open at once; more are refused. */
+    readonly maxConnections: number;
+  };
+  /** The operator port (metrics, health): every role listens on it. Undefined: none. */
+  readonly opsPort: number | undefined;
+  readonly opsHost: string;
+  /** How log lines are written: JSON, or for people (the default when stdout is a terminal). */
+  readonly logFormat: 'json' | 'pretty';
+  /** /readyz fails when due messages have waited this long with no worker claiming any. */
+  readonly workerStallMs: number;
 }
 
 export class ConfigError extends Error {
@@ -105,6 +122,33 @@ function graphUrl(env: Env): string {
   return raw.replace(/\/+$/, '');
 }
 
+function httpLimits(env: Env): Config['http'] {
+  const requestTimeoutMs = integer(env, 'SVC_HTTP_REQUEST_TIMEOUT_MS', 30_000, 1000, 3_600_000);
+  const headersTimeoutMs = integer(env, 'SVC_HTTP_HEADERS_TIMEOUT_MS', 10_000, 1000, 3_600_000);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError('SVC_HTTP_HEADERS_TIMEOUT_MS must not be longer than SVC_HTTP_REQUEST_TIMEOUT_MS');
+  }
+  return {
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: integer(env, 'SVC_HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 3_600_000),
+    maxConnections: integer(env, 'SVC_HTTP_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+  };
+}
+
+function opsPort(env: Env): number | undefined {
+  if (read(env, 'SVC_OPS_PORT') === 'off') return undefined;
+  // By default next to the API port; with PORT=0 (tests, several processes) a free one too.
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  return integer(env, 'SVC_OPS_PORT', port === 0 ? 0 : Math.min(65535, port + 1), 0, 65535);
+}
+
+function logFormat(env: Env): 'json' | 'pretty' {
+  const format = oneOf(env, 'SVC_LOG_FORMAT', ['auto', 'json', 'pretty'], 'auto');
+  if (format !== 'auto') return format;
+  return process.stdout.isTTY ? 'pretty' : 'json';
+}
+
 /** Reads every setting from the environment once; an invalid value names its variable. */
 export function loadConfig(env: Env = process.env): Config {
   const signup = oneOf(env, 'SVC_SIGNUP', ['open', 'closed'], 'open');
@@ -148,6 +192,11 @@ export function loadConfig(env: Env = process.env): Config {
       verifyToken: read(env, 'SVC_WHATSAPP_VERIFY_TOKEN'),
     },
     shutdownTimeoutMs: integer(env, 'SVC_SHUTDOWN_TIMEOUT_MS', 8000, 100, 60_000),
+    http: httpLimits(env),
+    opsPort: opsPort(env),
+    opsHost: read(env, 'SVC_OPS_HOST') ?? read(env, 'HOST') ?? '127.0.0.1',
+    logFormat: logFormat(env),
+    workerStallMs: integer(env, 'SVC_WORKER_STALL_MS', 60_000, 1000, 86_400_000),
   };
   return deepFreeze(config);
 }

@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
 import type { HttpContext } from './context.ts';
+import { clientErrorHandler, frameworkErrorHandler, newRequestId } from './edgeErrors.ts';
 import { errorHandler, sendProblem } from './errorHandler.ts';
 import { ApiError } from './errors.ts';
 import { instrumentHttp } from './metrics.ts';
@@ -17,13 +18,12 @@ import { webhookSecretRoutes } from './routes/webhookSecret.ts';
 import { webhookDeliveryRoutes } from './routes/webhookDeliveries.ts';
 import { whatsappWebhookRoutes } from './routes/whatsappWebhook.ts';
 import { createValidatorCompiler } from './validation.ts';
-import { randomBytes } from 'node:crypto';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function requestIdOf(header: string | string[] | undefined): string {
   if (typeof header === 'string' && SANE_REQUEST_ID.test(header)) return header;
-  return 'req_' + randomBytes(12).toString('base64url');
+  return newRequestId();
 }
 
 /**
@@ -64,9 +64,26 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
     genReqId: (request) => requestIdOf(request.headers['x-request-id']),
     // One line per request, written by our onResponse hook.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
-    return503OnClosing: true,
+    // Slow or idle clients cannot hold connections: the whole request must arrive in time.
+    requestTimeout: ctx.config.http.requestTimeoutMs,
+    keepAliveTimeout: ctx.config.http.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: ctx.config.http.headersTimeoutMs,
+      // Node enforces those timeouts when it checks its connections: often enough to keep them.
+      connectionsCheckingInterval: Math.min(1000, ctx.config.http.headersTimeoutMs),
+    },
+    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
+    // Our own 503 during shutdown (below), in the API's problem+json.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
+  });
+  app.server.maxConnections = ctx.config.http.maxConnections;
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
   });
 
   // Only JSON bodies: drop Fastify's text/plain parser so anything else is 415.
@@ -95,6 +112,12 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new ApiError('unavailable', 'This server is shutting down; retry the request.', {
+        headers: { 'retry-after': '1' },
+      });
+    }
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(

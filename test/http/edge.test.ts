@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { databaseKinds } from '../support/databases.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+// What the HTTP layer answers before a route runs — the parser, the router, slow clients, a full
+// server, a server shutting down — follows CONTRACT §2 like every other answer.
+
+interface RawAnswer {
+  status: number;
+  headers: Map<string, string>;
+  body: any;
+  closedAfterMs: number;
+}
+
+/** Writes bytes on a fresh connection (optionally more, slowly) and reads the first answer. */
+function raw(port: number, payload: string, options: { trickle?: string; everyMs?: number } = {}): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const socket = net.connect(port, '127.0.0.1');
+    let text = '';
+    const timer = options.trickle
+      ? setInterval(() => socket.writable && socket.write(options.trickle!), options.everyMs ?? 200)
+      : undefined;
+    socket.on('data', (chunk) => (text += chunk));
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearInterval(timer);
+      const [head = '', ...rest] = text.split('\r\n\r\n');
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const status = Number(statusLine.split(' ')[1]);
+      if (!status) return reject(new Error(`no HTTP answer: ${JSON.stringify(text)}`));
+      const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      const bodyText = rest.join('\r\n\r\n');
+      resolve({ status, headers, body: bodyText ? JSON.parse(bodyText) : undefined, closedAfterMs: Date.now() - started });
+    });
+    socket.write(payload);
+  });
+}
+
+function assertProblem(answer: RawAnswer, status: number, code: string): void {
+  assert.equal(answer.status, status);
+  assert.equal(answer.headers.get('content-type'), 'application/problem+json');
+  assert.equal(answer.body.status, status);
+  assert.equal(answer.body.code, code);
+  assert.match(answer.body.requestId, /^req_/);
+  assert.equal(answer.headers.get('x-request-id'), answer.body.requestId);
+}
+
+for (const kind of databaseKinds()) {
+  describe(`the HTTP edge (${kind})`, () => {
+    let server: TestServer;
+    let port: number;
+    let releaseWrite: (() => void) | undefined;
+    let parkNextWrite = false;
+
+    before(async () => {
+      server = await startTestServer(kind, {
+        env: { SVC_HTTP_REQUEST_TIMEOUT_MS: '2000', SVC_HTTP_HEADERS_TIMEOUT_MS: '1000', SVC_HTTP_MAX_CONNECTIONS: '40' },
+        testHooks: {
+          beforeAuthorizedWrite: async () => {
+            if (!parkNextWrite) return;
+            parkNextWrite = false;
+            await new Promise<void>((resolve) => (releaseWrite = resolve));
+          },
+        },
+      });
+      port = Number(new URL(server.url).port);
+    });
+
+    after(async () => {
+      await server.close().catch(() => {});
+    });
+
+    it('answers a request the parser refuses with problem+json', async () => {
+      assertProblem(await raw(port, 'NOT HTTP AT ALL\r\n\r\n'), 400, 'bad_request');
+      assertProblem(
+        await raw(port, 'POST /v1/projects HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'),
+        400,
+        'bad_request',
+      );
+      assertProblem(
+        await raw(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+        431,
+        'request_header_fields_too_large',
+      );
+      assertProblem(
+        await raw(port, `GET /healthz?${'q'.repeat(70_000)} HTTP/1.1\r\nHost: x\r\n\r\n`),
+        431,
+        'request_header_fields_too_large',
+      );
+    });
+
+    it('answers a URL the router cannot read with problem+json', async () => {
+      assertProblem(await raw(port, 'GET /v1/messages/%zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), 400, 'bad_request');
+      assertProblem(
+        await raw(port, `GET /v1/messages/${'m'.repeat(600)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+        414,
+        'uri_too_long',
+      );
+    });
+
+    it('cuts off a client that trickles its headers or its body, with 408', async () => {
+      const headers = await raw(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n', { trickle: 'X-Slow: yes\r\n' });
+      assertProblem(headers, 408, 'request_timeout');
+      const body = await raw(
+        port,
+        'POST /v1/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{',
+        { trickle: ' ', everyMs: 100 },
+      );
+      assertProblem(body, 408, 'request_timeout');
+    });
+
+    it('refuses connections beyond its maximum', async () => {
+      const sockets = Array.from({ length: 60 }, () => net.connect(port, '127.0.0.1').on('error', () => {}));
+      let closed = 0;
+      for (const socket of sockets) socket.on('close', () => closed++);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.ok(closed >= 20, `${closed} of 60 connections were closed at once by a server capped at 40`);
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal((await server.call('GET', '/healthz')).status, 200, 'and serves again once they are gone');
+    });
+
+    it('answers requests that arrive while it shuts down with 503 problem+json', async () => {
+      const { key } = await server.createProject();
+      parkNextWrite = true;
+      // One keep-alive connection: its first request is held inside its write while the server
+      // starts shutting down; then a second request arrives on it.
+      const socket = net.connect(port, '127.0.0.1');
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk));
+      const closed = new Promise((resolve) => socket.on('close', resolve));
+      const body = JSON.stringify({ name: 'ci' });
+      socket.write(
+        `POST /v1/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      );
+      while (!releaseWrite) await new Promise((resolve) => setTimeout(resolve, 10));
+      const closing = server.app.http!.close();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.write(`GET /v1/projects/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      releaseWrite();
+      await closed;
+      await closing;
+      const second = text.slice(text.indexOf('HTTP/1.1', 10));
+      assert.match(text, /^HTTP\/1\.1 200 /, 'the request in flight finishes');
+      assert.match(second, /^HTTP\/1\.1 503 /);
+      assert.match(second, /content-type: application\/problem\+json/i);
+      assert.match(second, /x-request-id: req_/i);
+      assert.match(second, /"code":"unavailable"/);
+    });
+  });
+}
