@@ -13,8 +13,8 @@ import {
 
 // The webhook worker's writes, committed together with whatever else arrives meanwhile (group
 // commit: one transaction and one fsync for many): each attempt with its delivery's next state,
-// each receiver circuit that opens or closes, and the next claim. A claim rides in the same
-// transaction as the answers recorded before it, so a turn of the worker costs one commit.
+// each receiver circuit that opens or closes, and, on SQLite, the next claim: it rides in the
+// same transaction as the answers recorded before it, so a turn of the worker costs one fsync.
 
 type Entry =
   | { kind: 'attempt'; recorded: RecordedAttempt }
@@ -43,8 +43,14 @@ export class WebhookRecorder {
     await this.#committer.submit({ kind: 'circuit-closed', origin });
   }
 
-  /** Claims deliveries (db/webhookDeliveries.ts claimWebhookDeliveries) in the next commit. */
+  /**
+   * Claims deliveries (db/webhookDeliveries.ts claimWebhookDeliveries). On SQLite in the next
+   * group commit: every commit is an fsync on the one connection. On PostgreSQL at once: a claim
+   * is one statement on a connection of its own, and waiting for others' commits only delays it.
+   */
   claim(claim: DeliveryClaim): Promise<WebhookDeliveryRow[]> {
+    const { db, dialect } = this.#database;
+    if (dialect === 'postgres') return claimWebhookDeliveries(db, dialect, claim);
     return this.#committer.submit({ kind: 'claim', claim });
   }
 
