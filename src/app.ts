@@ -7,11 +7,13 @@ import { resolveEncryptionKey } from './encryptionKey.ts';
 import type { HttpContext, TestHooks } from './http/context.ts';
 import { KeyUsageRecorder } from './http/keyUsage.ts';
 import { createMetricsRegistry } from './http/metrics.ts';
+import { buildOpsServer } from './http/opsServer.ts';
 import { buildHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { createProvider } from './providers/index.ts';
 import type { Provider, ProviderInbound } from './providers/provider.ts';
 import { createWorkers } from './workers/index.ts';
+import { registerMessageQueueMetrics } from './workers/messageQueueHealth.ts';
 import { Notifier } from './workers/notifier.ts';
 import { createProviderInbound } from './workers/providerReports.ts';
 
@@ -32,6 +34,8 @@ export interface App {
   readonly notifier: Notifier;
   /** The HTTP server, for roles api and all. */
   readonly http: FastifyInstance | undefined;
+  /** The operator port's URL (metrics, health), once started; undefined when it is off. */
+  readonly opsUrl: string | undefined;
   /** Starts listening and the workers; resolves with the base URL, or undefined for a worker. */
   start(): Promise<string | undefined>;
   /** Stops taking requests, finishes in-flight work and closes the database. */
@@ -41,7 +45,7 @@ export interface App {
 /** Builds every part of the service from its configuration; start() and stop() run them in order. */
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const role = options.role ?? 'all';
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel, config.logFormat);
   const database = openDatabase(config.databaseUrl, { poolSize: config.databasePoolSize });
   try {
     const applied = await migrateToLatest(database.db, database.dialect);
@@ -64,7 +68,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       notifier,
       testHooks: options.testHooks ?? {},
     };
+    registerMessageQueueMetrics(metrics, database.db);
     const http = role === 'worker' ? undefined : await buildHttpServer(ctx);
+    const ops = config.opsPort === undefined ? undefined : await buildOpsServer(ctx);
+    let opsUrl: string | undefined;
     const runsWorkers = role !== 'api';
     const workers = runsWorkers
       ? createWorkers({ config, database, logger, metrics, provider, notifier, encryptionKey })
@@ -78,6 +85,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       inbound,
       notifier,
       http,
+      get opsUrl() {
+        return opsUrl;
+      },
       async start() {
         keyUsage.start();
         await notifier.listen();
@@ -85,10 +95,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           provider.start(inbound);
           for (const worker of workers) worker.start();
         }
+        if (ops) opsUrl = await ops.listen({ host: config.opsHost, port: config.opsPort });
         if (!http) return undefined;
         return http.listen({ host: config.host, port: config.port });
       },
       async stop() {
+        await ops?.close();
         if (http) {
           // Keep-alive connections go idle as their last response leaves: close them as they do,
           // and cut any still busy at the deadline so shutdown stays bounded.

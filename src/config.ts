@@ -149,8 +149,24 @@ function logFormat(env: Env): 'json' | 'pretty' {
   return process.stdout.isTTY ? 'pretty' : 'json';
 }
 
+/** Settings that are only wrong together: refused before anything is opened, written or migrated. */
+function checkCombinations(env: Env): void {
+  if (/^postgres(ql)?:/.test(read(env, 'SVC_DATABASE_URL') ?? '') && read(env, 'SVC_ENCRYPTION_KEY') === undefined) {
+    throw new ConfigError('SVC_ENCRYPTION_KEY is required with PostgreSQL (32 bytes, base64: openssl rand -base64 32)');
+  }
+  if (read(env, 'SVC_PROVIDER') === 'whatsapp') {
+    for (const [name, what] of [
+      ['SVC_WHATSAPP_APP_SECRET', 'the Meta app secret that signs webhooks'],
+      ['SVC_WHATSAPP_VERIFY_TOKEN', 'the token Meta sends to verify the webhook URL'],
+    ] as const) {
+      if (read(env, name) === undefined) throw new ConfigError(`SVC_PROVIDER=whatsapp needs ${name} (${what})`);
+    }
+  }
+}
+
 /** Reads every setting from the environment once; an invalid value names its variable. */
 export function loadConfig(env: Env = process.env): Config {
+  checkCombinations(env);
   const signup = oneOf(env, 'SVC_SIGNUP', ['open', 'closed'], 'open');
   const adminToken = read(env, 'SVC_ADMIN_TOKEN');
   if (signup === 'closed' && adminToken === undefined) {

@@ -17,11 +17,8 @@ export function resolveEncryptionKey(
   logger: Logger,
 ): Buffer {
   if (configured !== undefined) return Buffer.from(configured, 'base64');
-  if (sqlitePath === undefined) {
-    throw new ConfigError(
-      'SVC_ENCRYPTION_KEY is required with PostgreSQL (32 bytes, base64: openssl rand -base64 32)',
-    );
-  }
+  // PostgreSQL without a key never gets here: loadConfig refuses it.
+  if (sqlitePath === undefined) throw new ConfigError('SVC_ENCRYPTION_KEY is required with PostgreSQL');
   const folder = sqlitePath === ':memory:' ? process.cwd() : dirname(sqlitePath);
   const file = join(folder, KEY_FILE);
   if (existsSync(file)) {

@@ -3,19 +3,46 @@ import { createApp } from './app.ts';
 import { ConfigError, loadConfig, type Role } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest, SchemaError } from './db/migrate.ts';
+import { isDatabaseUnavailable } from './db/unavailable.ts';
 
 function fail(error: unknown): never {
-  if (error instanceof ConfigError) console.error(`svc: configuration: ${error.message}`);
-  else if (error instanceof SchemaError) console.error(`svc: ${error.message}`);
-  else console.error('svc: failed to start:', error);
+  console.error(`svc: ${startupErrorLine(error)}`);
   process.exit(1);
+}
+
+/** One line a person can act on, for the failures an operator meets at start-up. */
+function startupErrorLine(error: unknown): string {
+  if (error instanceof ConfigError) return `configuration: ${error.message}`;
+  if (error instanceof SchemaError) return error.message;
+  const { code, address, port, path, message } = error as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (code === 'EADDRINUSE') {
+    return `cannot listen on ${address ?? 'the address'}:${port ?? '?'}: it is already in use (set PORT, or SVC_OPS_PORT for the operator port)`;
+  }
+  if (code === 'EACCES' && port !== undefined) return `cannot listen on port ${port}: permission denied (use a port above 1023)`;
+  if (code === 'EADDRNOTAVAIL') return `cannot listen on ${address}: no such address on this machine (check HOST)`;
+  if ((code === 'EACCES' || code === 'EROFS' || code === 'ENOENT') && path !== undefined) {
+    return `cannot open ${path}: ${code} (check SVC_DATABASE_URL and the folder's permissions)`;
+  }
+  if (isDatabaseUnavailable(error)) {
+    return `cannot reach the database at ${databaseLocation()}: ${code ?? message} (is it running? check SVC_DATABASE_URL)`;
+  }
+  return `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+}
+
+/** The database URL without its password, for messages. */
+function databaseLocation(): string {
+  const raw = process.env.SVC_DATABASE_URL ?? 'sqlite:./data/svc.db';
+  if (!URL.canParse(raw) || raw.startsWith('sqlite:')) return raw;
+  const url = new URL(raw);
+  if (url.password) url.password = '***';
+  return `${url.protocol}//${url.username ? `${url.username}@` : ''}${url.host}${url.pathname}`;
 }
 
 async function serve(role: Role): Promise<void> {
   const config = loadConfig();
   const app = await createApp(config, { role });
   const url = await app.start();
-  app.logger.info({ role, url, provider: config.provider }, 'svc started');
+  app.logger.info({ role, url, opsUrl: app.opsUrl, provider: config.provider }, 'svc started');
 
   let stopping = false;
   const shutdown = async (signal: string) => {

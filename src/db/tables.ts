@@ -177,6 +177,12 @@ export interface SendRateWindowsTable {
   granted: number;
 }
 
+export interface WorkerHeartbeatsTable {
+  worker_id: string;
+  /** The last time the worker looked for due messages to claim. */
+  claimed_at: number;
+}
+
 export interface Tables {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
@@ -190,4 +196,5 @@ export interface Tables {
   sandbox_submissions: SandboxSubmissionsTable;
   sandbox_reports: SandboxReportsTable;
   send_rate_windows: SendRateWindowsTable;
+  worker_heartbeats: WorkerHeartbeatsTable;
 }

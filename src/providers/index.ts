@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { type Config, ConfigError } from '../config.ts';
+import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Notifier } from '../workers/notifier.ts';
 import type { Provider } from './provider.ts';
@@ -11,13 +11,7 @@ export function createProvider(config: Config, database: Database, notifier: Not
     case 'sandbox':
       return new SandboxProvider(config.sandbox, database, notifier, logger);
     case 'whatsapp':
-      // Without them Meta's webhooks could be neither verified nor trusted: refuse to start.
-      if (config.whatsapp.appSecret === undefined) {
-        throw new ConfigError('SVC_PROVIDER=whatsapp needs SVC_WHATSAPP_APP_SECRET (the Meta app secret that signs webhooks)');
-      }
-      if (config.whatsapp.verifyToken === undefined) {
-        throw new ConfigError('SVC_PROVIDER=whatsapp needs SVC_WHATSAPP_VERIFY_TOKEN (the webhook verify token set at Meta)');
-      }
+      // loadConfig has made sure of the app secret and verify token: Meta's webhooks can be trusted.
       return new WhatsAppProvider(config.whatsapp, database, logger);
   }
 }

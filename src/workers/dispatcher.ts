@@ -5,6 +5,7 @@ import { orderedValues } from '../domain/messageRequest.ts';
 import { providerCredentialsOf } from '../projectSecrets.ts';
 import type { ProviderCredentials, ProviderError, SendOutcome } from '../providers/provider.ts';
 import { OutcomeRecorder } from './dispatchOutcomes.ts';
+import { WorkerHeartbeat } from './heartbeat.ts';
 import type { WorkerDeps } from './index.ts';
 import { type SendRateGate, WINDOW_MS, windowBudget, windowStartOf } from './sendRate.ts';
 import { type HeldMessage, SendLane } from './sendLane.ts';
@@ -75,6 +76,7 @@ export class Dispatcher {
   readonly #tasks = new Set<Promise<void>>();
   readonly #tokens = new Map<string, string>();
   readonly #metrics: ReturnType<typeof dispatchMetrics>;
+  readonly #heartbeat: WorkerHeartbeat;
   #inFlight = 0;
   #waiting = 0;
   #pumpQueued = false;
@@ -98,6 +100,7 @@ export class Dispatcher {
     this.#leaseMs = options.leaseMs ?? deps.provider.submissionTimeoutMs + 5000;
     this.#pollMs = options.pollMs ?? 1000;
     this.#metrics = dispatchMetrics(deps.metrics, this);
+    this.#heartbeat = new WorkerHeartbeat(deps.database, deps.logger);
   }
 
   get inFlight(): number {
@@ -168,6 +171,7 @@ export class Dispatcher {
     try {
       this.#lastRefill = Date.now();
       const now = Date.now();
+      this.#heartbeat.beat(now);
       const queued = await queuedProjects(database.db, 'messages');
       for (const project of queued) {
         if (project.nextDueAt > now) nextIn = Math.min(nextIn, project.nextDueAt - now);

@@ -5,6 +5,7 @@ import { newId } from '../domain/ids.ts';
 import type { ReportedStatus } from '../domain/messageStatus.ts';
 import type { ProviderError } from '../providers/provider.ts';
 import { enqueueWebhookDeliveries, type StatusEventForWebhook } from '../webhooks/enqueue.ts';
+import { statusChangesCounter } from './messageQueueHealth.ts';
 import type { Notifier } from './notifier.ts';
 
 const TIMESTAMP_COLUMN = {
@@ -78,6 +79,7 @@ export async function recordStatusChanges(
   }
   await updateMessages(trx, dialect, updates);
   await insertMessageEvents(trx, events);
+  for (const event of events) statusChangesCounter.inc({ status: event.status });
   return enqueueWebhookDeliveries(trx, notifier, webhooks, now);
 }
 

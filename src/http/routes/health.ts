@@ -5,6 +5,7 @@ import { isSchemaCurrent } from '../../db/migrate.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { errorResponses } from '../schemas.ts';
+import { dispatchStall } from '../../workers/messageQueueHealth.ts';
 
 const Status = Type.Object({ status: Type.String() });
 
@@ -20,7 +21,7 @@ export async function healthRoutes(app: FastifyInstance, ctx: HttpContext): Prom
     {
       schema: {
         tags: ['Operations'],
-        summary: 'Readiness: the database answers and its schema is current',
+        summary: 'Readiness: the database answers, its schema is current, and workers claim due messages',
         response: { 200: Status, ...errorResponses('unavailable') },
       },
     },
@@ -33,6 +34,8 @@ export async function healthRoutes(app: FastifyInstance, ctx: HttpContext): Prom
       if (!(await isSchemaCurrent(ctx.database.db))) {
         throw new ApiError('unavailable', 'The database schema is not the one this code expects.');
       }
+      const stall = await dispatchStall(ctx.database.db, Date.now(), ctx.config.workerStallMs);
+      if (stall) throw new ApiError('unavailable', stall);
       return { status: 'ready' };
     },
   );

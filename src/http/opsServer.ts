@@ -1,0 +1,32 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { HttpContext } from './context.ts';
+import { clientErrorHandler, newRequestId } from './edgeErrors.ts';
+import { errorHandler, sendProblem } from './errorHandler.ts';
+import { ApiError } from './errors.ts';
+import { healthRoutes } from './routes/health.ts';
+
+/**
+ * The operator port: metrics and health for every role — the worker too, so a split deployment
+ * is observable — on an address that need not be public.
+ */
+export async function buildOpsServer(ctx: HttpContext): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.logger.child({ port: 'ops' }) as FastifyBaseLogger,
+    disableRequestLogging: true,
+    genReqId: () => newRequestId(),
+    requestTimeout: ctx.config.http.requestTimeoutMs,
+    keepAliveTimeout: ctx.config.http.keepAliveTimeoutMs,
+    clientErrorHandler,
+    return503OnClosing: false,
+    forceCloseConnections: true,
+  });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]} on the operator port.`)),
+  );
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  await app.register(async (scope) => healthRoutes(scope, ctx));
+  return app;
+}
