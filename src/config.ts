@@ -14,6 +14,10 @@ export interface Config {
   readonly signup: 'open' | 'closed';
   readonly adminToken: string | undefined;
   readonly signupRateLimitPerMinute: number;
+  /** Requests per API key per minute, per API process (token bucket). */
+  readonly apiRateLimitPerMinute: number;
+  /** Active API keys a project may hold at once. */
+  readonly maxApiKeysPerProject: number;
   /** Base64 of 32 bytes; undefined means "generate one beside the SQLite file". */
   readonly encryptionKey: string | undefined;
   readonly provider: ProviderName;
@@ -188,6 +192,8 @@ export function loadConfig(env: Env = process.env): Config {
     signup,
     adminToken,
     signupRateLimitPerMinute: integer(env, 'SVC_SIGNUP_RATE_LIMIT', 1000, 1, 1_000_000),
+    apiRateLimitPerMinute: integer(env, 'SVC_API_RATE_LIMIT', 6000, 1, 10_000_000),
+    maxApiKeysPerProject: integer(env, 'SVC_MAX_API_KEYS_PER_PROJECT', 100, 1, 100_000),
     encryptionKey: encryptionKey(env),
     provider: oneOf(env, 'SVC_PROVIDER', ['sandbox', 'whatsapp'], 'sandbox'),
     sandbox: {

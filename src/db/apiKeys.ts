@@ -34,14 +34,63 @@ export async function isApiKeyActive(db: Db, dialect: DialectName, keyId: string
   return row !== undefined && row.revoked_at === null;
 }
 
-export async function listActiveApiKeys(db: Db, projectId: string): Promise<ApiKeyRow[]> {
+/** A page of the project's active keys, newest first: `limit + 1` rows, so the caller sees whether more follow. */
+export async function listActiveApiKeys(
+  db: Db,
+  projectId: string,
+  page: { limit: number; beforeId?: string | undefined },
+): Promise<ApiKeyRow[]> {
   return db
     .selectFrom('api_keys')
     .selectAll()
     .where('project_id', '=', projectId)
     .where('revoked_at', 'is', null)
+    .$if(page.beforeId !== undefined, (query) => query.where('id', '<', page.beforeId!))
     .orderBy('id', 'desc')
+    .limit(page.limit + 1)
     .execute();
+}
+
+/**
+ * Locks the project's active keys (PostgreSQL), in id order, and returns their ids. Every write
+ * that changes which keys are active takes this lock first, so such writes serialise per project
+ * and never deadlock, and a request's own key is checked under it.
+ */
+export async function lockActiveApiKeys(db: Db, dialect: DialectName, projectId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('project_id', '=', projectId)
+    .where('revoked_at', 'is', null)
+    .orderBy('id')
+    .$if(dialect === 'postgres', (query) => query.forUpdate())
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Inserts a key unless the project already has `maxActive` active keys. The count is taken under
+ * the lock of lockActiveApiKeys, in a statement of its own (one that sees keys committed while we
+ * waited for the lock), so two creations racing at the cap cannot both succeed.
+ */
+export async function insertApiKeyWithinCap(
+  db: Db,
+  dialect: DialectName,
+  row: ApiKeyRow,
+  requesterKeyId: string,
+  maxActive: number,
+): Promise<'created' | 'requester_revoked' | 'limit_reached'> {
+  const locked = await lockActiveApiKeys(db, dialect, row.project_id);
+  if (!locked.includes(requesterKeyId)) return 'requester_revoked';
+  const { count } = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('project_id', '=', row.project_id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  if (Number(count) >= maxActive) return 'limit_reached';
+  await insertApiKey(db, row);
+  return 'created';
 }
 
 export async function findApiKey(db: Db, projectId: string, id: string): Promise<ApiKeyRow | undefined> {
@@ -54,9 +103,8 @@ export async function findApiKey(db: Db, projectId: string, id: string): Promise
 }
 
 /**
- * Revokes an active key unless it is the project's last. Locks the project's active keys first,
- * in id order (PostgreSQL), so concurrent revocations serialise instead of deadlocking and cannot
- * leave the project with none; the requester's own key is checked under the same lock.
+ * Revokes an active key unless it is the project's last. Under lockActiveApiKeys, so concurrent
+ * revocations serialise instead of deadlocking and cannot leave the project with none.
  */
 export async function revokeApiKey(
   db: Db,
@@ -66,16 +114,9 @@ export async function revokeApiKey(
   requesterKeyId: string,
   now: number,
 ): Promise<'revoked' | 'not_found' | 'last_active_key' | 'requester_revoked'> {
-  const active = await db
-    .selectFrom('api_keys')
-    .select('id')
-    .where('project_id', '=', projectId)
-    .where('revoked_at', 'is', null)
-    .orderBy('id')
-    .$if(dialect === 'postgres', (query) => query.forUpdate())
-    .execute();
-  if (!active.some((key) => key.id === requesterKeyId)) return 'requester_revoked';
-  if (!active.some((key) => key.id === id)) return 'not_found';
+  const active = await lockActiveApiKeys(db, dialect, projectId);
+  if (!active.includes(requesterKeyId)) return 'requester_revoked';
+  if (!active.includes(id)) return 'not_found';
   if (active.length === 1) return 'last_active_key';
   await db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).execute();
   return 'revoked';

@@ -1,9 +1,10 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hashApiKey, isWellFormedApiKey } from '../domain/apiKeys.ts';
 import { findApiKeyByHash, isApiKeyActive } from '../db/apiKeys.ts';
 import type { Db } from '../db/database.ts';
 import type { HttpContext } from './context.ts';
 import { ApiError } from './errors.ts';
+import { RateLimiter, rateLimitHeaders } from './rateLimit.ts';
 
 export interface Auth {
   readonly keyId: string;
@@ -31,14 +32,37 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-/** The onRequest hook of every authenticated route: one indexed lookup by the key's hash. */
+// One token bucket per key and per running service (a test process runs several).
+const keyLimiters = new WeakMap<HttpContext, RateLimiter>();
+
+function keyLimiterOf(ctx: HttpContext): RateLimiter {
+  let limiter = keyLimiters.get(ctx);
+  if (limiter === undefined) {
+    limiter = new RateLimiter(ctx.config.apiRateLimitPerMinute);
+    keyLimiters.set(ctx, limiter);
+  }
+  return limiter;
+}
+
+/**
+ * The onRequest hook of every authenticated route: one indexed lookup by the key's hash, then the
+ * key's rate limit, kept in memory.
+ */
 export function authenticate(ctx: HttpContext) {
-  return async (request: FastifyRequest): Promise<void> => {
+  const limiter = keyLimiterOf(ctx);
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const token = bearerToken(request);
     if (token === undefined || !isWellFormedApiKey(token)) throw unauthorized();
     const key = await findApiKeyByHash(ctx.database.reader, hashApiKey(token));
-    if (key === undefined || key.revoked_at !== null)
-      throw unauthorized('The API key is unknown or revoked.');
+    if (key === undefined || key.revoked_at !== null) throw unauthorized('The API key is unknown or revoked.');
+    const decision = limiter.take(key.id);
+    const headers = rateLimitHeaders('api', decision);
+    if (!decision.allowed) {
+      throw new ApiError('rate_limited', `Too many requests with this API key; retry in ${decision.retryAfterSeconds} s.`, {
+        headers,
+      });
+    }
+    reply.headers(headers);
     request.auth = { keyId: key.id, projectId: key.project_id };
     ctx.keyUsage.note(key.id);
   };

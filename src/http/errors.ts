@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   template_exists: { status: 409, title: 'Conflict' },
   template_not_pending: { status: 409, title: 'Conflict' },
   last_active_key: { status: 409, title: 'Conflict' },
+  api_key_limit_reached: { status: 409, title: 'Conflict' },
   idempotency_request_in_progress: { status: 409, title: 'Conflict' },
   invalid_status_transition: { status: 409, title: 'Conflict' },
   payload_too_large: { status: 413, title: 'Content Too Large' },

@@ -6,13 +6,14 @@ import { newId } from '../../domain/ids.ts';
 import {
   type ApiKeyRow,
   findApiKey,
-  insertApiKey,
+  insertApiKeyWithinCap,
   listActiveApiKeys,
   revokeApiKey,
 } from '../../db/apiKeys.ts';
 import { authenticate, authorizedWrite, unauthorized } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
+import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses, iso, isoOrNull, Timestamp } from '../schemas.ts';
 
 const ApiKeyView = Type.Object({
@@ -53,6 +54,7 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: HttpContext): Prom
       schema: {
         tags: ['API keys'],
         summary: 'Create another API key for the project',
+        description: `A project holds at most ${ctx.config.maxApiKeysPerProject} active keys (409 api_key_limit_reached beyond).`,
         security: BEARER,
         body: Type.Object(
           {
@@ -65,15 +67,20 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: HttpContext): Prom
           },
           { additionalProperties: false },
         ),
-        response: { 200: CreatedApiKey, ...errorResponses('validation_failed', 'invalid_json') },
+        response: {
+          200: CreatedApiKey,
+          ...errorResponses('validation_failed', 'invalid_json', 'api_key_limit_reached'),
+        },
       },
     },
     async (request) => {
       const now = Date.now();
       const value = generateApiKey();
+      const { projectId, keyId } = request.auth;
+      const max = ctx.config.maxApiKeysPerProject;
       const row: ApiKeyRow = {
         id: newId('key', now),
-        project_id: request.auth.projectId,
+        project_id: projectId,
         name: request.body.name,
         prefix: visiblePrefix(value),
         key_hash: hashApiKey(value),
@@ -81,7 +88,19 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: HttpContext): Prom
         last_used_at: null,
         revoked_at: null,
       };
-      await authorizedWrite(ctx, request, (trx) => insertApiKey(trx, row));
+      const outcome = await authorizedWrite(
+        ctx,
+        request,
+        (trx) => insertApiKeyWithinCap(trx, ctx.database.dialect, row, keyId, max),
+        { workChecksKey: true },
+      );
+      if (outcome === 'requester_revoked') throw unauthorized('The API key was revoked.');
+      if (outcome === 'limit_reached') {
+        throw new ApiError(
+          'api_key_limit_reached',
+          `The project already has ${max} active API keys, the most it may hold; revoke one first.`,
+        );
+      }
       return { ...apiKeyView(row), key: value, apiKey: value };
     },
   );
@@ -91,13 +110,23 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: HttpContext): Prom
     {
       schema: {
         tags: ['API keys'],
-        summary: 'List the active API keys of the project',
-        description: 'Key values are never shown again; `prefix` helps tell keys apart.',
+        summary: 'List the active API keys of the project, newest first',
+        description:
+          'Key values are never shown again; `prefix` helps tell keys apart. A bare array, paged with `limit` and ' +
+          'the opaque `cursor` of the `Link: <…>; rel="next"` header, which is absent on the last page.',
         security: BEARER,
-        response: { 200: Type.Array(ApiKeyView), ...errorResponses() },
+        querystring: Type.Object(PageQuery, { additionalProperties: false }),
+        response: { 200: Type.Array(ApiKeyView), ...errorResponses('validation_failed') },
       },
     },
-    async (request) => (await listActiveApiKeys(ctx.database.reader, request.auth.projectId)).map(apiKeyView),
+    async (request, reply) => {
+      const { limit, cursor } = request.query;
+      const rows = await listActiveApiKeys(ctx.database.reader, request.auth.projectId, {
+        limit,
+        beforeId: decodeCursor(cursor),
+      });
+      return paginate(request, reply, rows, limit).map(apiKeyView);
+    },
   );
 
   api.delete(

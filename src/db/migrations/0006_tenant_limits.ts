@@ -1,0 +1,12 @@
+import { type Kysely, sql } from 'kysely';
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  // A project's active keys, newest first: the paged list, and the count the per-project cap
+  // checks, without walking the revoked ones.
+  await db.schema
+    .createIndex('api_keys_active')
+    .on('api_keys')
+    .columns(['project_id', 'id'])
+    .where(sql.ref('revoked_at'), 'is', null)
+    .execute();
+}
