@@ -18,6 +18,11 @@ export interface Config {
   readonly apiRateLimitPerMinute: number;
   /** Active API keys a project may hold at once. */
   readonly maxApiKeysPerProject: number;
+  /**
+   * The base of every absolute link the API gives out (e.g. `Link` headers), without a trailing
+   * slash; undefined means http://HOST:<the port actually listened on>.
+   */
+  readonly publicUrl: string | undefined;
   /** Base64 of 32 bytes; undefined means "generate one beside the SQLite file". */
   readonly encryptionKey: string | undefined;
   readonly provider: ProviderName;
@@ -120,6 +125,25 @@ function encryptionKey(env: Env): string | undefined {
   return raw;
 }
 
+function publicUrl(env: Env): string | undefined {
+  const raw = read(env, 'SVC_PUBLIC_URL');
+  if (raw === undefined) return undefined;
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (
+    url === undefined ||
+    !/^https?:\/\/[^/?#]/i.test(raw) ||
+    url.username !== '' ||
+    url.password !== '' ||
+    raw.includes('?') ||
+    raw.includes('#')
+  ) {
+    throw new ConfigError(
+      `SVC_PUBLIC_URL must be an absolute http(s) URL without user, query or fragment (e.g. https://api.example.com), got "${raw}"`,
+    );
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
 function graphUrl(env: Env): string {
   const raw = read(env, 'SVC_WHATSAPP_GRAPH_URL') ?? 'https://graph.facebook.com';
   if (!URL.canParse(raw)) throw new ConfigError(`SVC_WHATSAPP_GRAPH_URL must be a URL, got "${raw}"`);
@@ -194,6 +218,7 @@ export function loadConfig(env: Env = process.env): Config {
     signupRateLimitPerMinute: integer(env, 'SVC_SIGNUP_RATE_LIMIT', 1000, 1, 1_000_000),
     apiRateLimitPerMinute: integer(env, 'SVC_API_RATE_LIMIT', 6000, 1, 10_000_000),
     maxApiKeysPerProject: integer(env, 'SVC_MAX_API_KEYS_PER_PROJECT', 100, 1, 100_000),
+    publicUrl: publicUrl(env),
     encryptionKey: encryptionKey(env),
     provider: oneOf(env, 'SVC_PROVIDER', ['sandbox', 'whatsapp'], 'sandbox'),
     sandbox: {

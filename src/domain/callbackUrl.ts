@@ -18,7 +18,8 @@ export type CallbackUrlCheck =
 // backslash as a slash; a stored URL must mean the same to every parser, so they are refused.
 const AMBIGUOUS = /[\s\p{Cc}\\]/u;
 // The authority as written: an empty user-info (`https://@host/`) leaves no trace in the parsed
-// URL, and `https:host` without slashes is not the absolute form a person means.
+// URL, and neither `https:host` without slashes nor `https:///host` with an empty authority (which
+// the URL parser quietly reads as https://host) is the absolute form a person means.
 const AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)/;
 
 /**
@@ -32,7 +33,7 @@ export function checkCallbackUrl(raw: string, options: { allowHttp: boolean }): 
     return refuse('too_long', `callbackUrl must be at most ${CALLBACK_URL_MAX_LENGTH} characters.`);
   }
   const authority = AUTHORITY.exec(raw)?.[1];
-  if (AMBIGUOUS.test(raw) || authority === undefined || !URL.canParse(raw)) {
+  if (AMBIGUOUS.test(raw) || !authority || !URL.canParse(raw)) {
     return refuse('invalid_url', 'callbackUrl must be an absolute URL such as https://example.com/webhooks.');
   }
   const url = new URL(raw);

@@ -24,8 +24,22 @@ export function unauthorized(
   return new ApiError('unauthorized', detail);
 }
 
-/** The bearer token of a request, or undefined when there is none in the expected form. */
+/** How many Authorization fields the request carries: Node keeps only the first of several. */
+function authorizationFieldCount(request: FastifyRequest): number {
+  const raw = request.raw.rawHeaders;
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === 'authorization') count++;
+  return count;
+}
+
+/**
+ * The bearer token of a request, or undefined when there is none in the expected form. Several
+ * Authorization fields are refused (400) rather than one of them picked.
+ */
 export function bearerToken(request: FastifyRequest): string | undefined {
+  if (authorizationFieldCount(request) > 1) {
+    throw new ApiError('bad_request', 'Send one Authorization header, not several.');
+  }
   const header = request.headers.authorization;
   if (header === undefined) return undefined;
   const match = /^Bearer +(\S+) *$/i.exec(header);

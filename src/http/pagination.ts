@@ -35,8 +35,8 @@ export function encodeCursor(id: string): string {
 
 /**
  * Given `limit + 1` rows fetched newest first, returns the page and, when there is more,
- * announces the next page in an RFC 8288 Link header (an absolute URL) that keeps the request's
- * other parameters.
+ * announces the next page in an RFC 8288 Link header that keeps the request's other parameters:
+ * an absolute URL on the configured public base (server.publicUrl), never on the request's Host.
  */
 export function paginate<T extends { id: string }>(
   request: FastifyRequest,
@@ -49,6 +49,6 @@ export function paginate<T extends { id: string }>(
   const url = new URL(request.url, 'http://placeholder');
   url.searchParams.set('cursor', encodeCursor(page.at(-1)!.id));
   url.searchParams.set('limit', String(limit));
-  reply.header('link', `<${request.protocol}://${request.host}${url.pathname}${url.search}>; rel="next"`);
+  reply.header('link', `<${request.server.publicUrl()}${url.pathname}${url.search}>; rel="next"`);
   return page;
 }

@@ -18,6 +18,7 @@ import { webhookSecretRoutes } from './routes/webhookSecret.ts';
 import { webhookDeliveryRoutes } from './routes/webhookDeliveries.ts';
 import { whatsappWebhookRoutes } from './routes/whatsappWebhook.ts';
 import { createValidatorCompiler } from './validation.ts';
+import { decoratePublicUrl } from './publicUrl.ts';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -151,6 +152,7 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
     configuration: { url: '/openapi.json', title: 'svc API' },
   });
 
+  decoratePublicUrl(app, ctx.config);
   await app.register(async (scope) => healthRoutes(scope, ctx));
   await app.register(async (scope) => projectRoutes(scope, ctx));
   await app.register(async (scope) => providerCredentialRoutes(scope, ctx));
