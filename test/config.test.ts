@@ -30,7 +30,10 @@ describe('config', () => {
       SVC_SEND_RETRY_SCHEDULE: '100ms, 5s,2m,1h',
       SVC_ALLOW_PRIVATE_CALLBACKS: 'true',
       SVC_PROVIDER: 'whatsapp',
+      SVC_WHATSAPP_APP_SECRET: 'app-secret',
+      SVC_WHATSAPP_VERIFY_TOKEN: 'verify',
       SVC_DATABASE_URL: 'postgres://u@h/db',
+      SVC_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
     });
     assert.equal(config.port, 9000);
     assert.deepEqual(config.sendRetryScheduleMs, [100, 5000, 120_000, 3_600_000]);
@@ -50,6 +53,12 @@ describe('config', () => {
       { SVC_SIGNUP: 'closed' },
       { SVC_PROVIDER_MAX_MPS: '0' },
       { SVC_SIGNUP_RATE_LIMIT: '0' },
+      { SVC_HTTP_REQUEST_TIMEOUT_MS: '5' },
+      { SVC_HTTP_MAX_CONNECTIONS: '0' },
+      { SVC_OPS_PORT: 'admin' },
+      { SVC_LOG_FORMAT: 'xml' },
+      { SVC_WORKER_STALL_MS: 'soon' },
+      { SVC_DISPATCH_CONCURRENCY: '0' },
     ];
     for (const env of bad) {
       const name = Object.keys(env)[0]!;
@@ -59,6 +68,25 @@ describe('config', () => {
         name,
       );
     }
+  });
+
+  it('refuses settings that are wrong only together, naming them', () => {
+    const together: [Record<string, string>, string][] = [
+      [{ SVC_DATABASE_URL: 'postgres://u@h/db' }, 'SVC_ENCRYPTION_KEY'],
+      [{ SVC_PROVIDER: 'whatsapp', SVC_WHATSAPP_VERIFY_TOKEN: 'v' }, 'SVC_WHATSAPP_APP_SECRET'],
+      [{ SVC_PROVIDER: 'whatsapp', SVC_WHATSAPP_APP_SECRET: 's' }, 'SVC_WHATSAPP_VERIFY_TOKEN'],
+      [{ SVC_HTTP_REQUEST_TIMEOUT_MS: '5000', SVC_HTTP_HEADERS_TIMEOUT_MS: '9000' }, 'SVC_HTTP_HEADERS_TIMEOUT_MS'],
+    ];
+    for (const [env, name] of together) {
+      assert.throws(
+        () => loadConfig(env),
+        (error: Error) => error instanceof ConfigError && error.message.includes(name),
+        name,
+      );
+    }
+    assert.equal(loadConfig({ PORT: '9000' }).opsPort, 9001, 'the operator port sits next to the API port');
+    assert.equal(loadConfig({ PORT: '0' }).opsPort, 0);
+    assert.equal(loadConfig({ SVC_OPS_PORT: 'off' }).opsPort, undefined);
   });
 
   it('closes sign-up with any non-empty admin token, and refuses to start without one', () => {

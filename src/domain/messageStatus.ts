@@ -24,6 +24,16 @@ export function transitionsFor(current: MessageStatus, reported: ReportedStatus)
   return to > from ? CHAIN.slice(from + 1, to + 1) : [];
 }
 
+/**
+ * The statuses to record for a provider's report. The provider reports only on messages it has
+ * taken, so a message still QUEUED here (its report overtook our own record of the submission)
+ * was SENT first: it walks QUEUED → SENT → FAILED like any other.
+ */
+export function transitionsForReport(current: MessageStatus, reported: ReportedStatus): MessageStatus[] {
+  if (current === 'QUEUED' && reported === 'FAILED') return ['SENT', 'FAILED'];
+  return transitionsFor(current, reported);
+}
+
 /** The webhook event type of a status change. */
 export function eventTypeOf(status: ReportedStatus): string {
   return `message.${status.toLowerCase()}`;

@@ -1,5 +1,5 @@
 import { findMessageForReport } from '../db/messages.ts';
-import { transitionsFor } from '../domain/messageStatus.ts';
+import { transitionsForReport } from '../domain/messageStatus.ts';
 import type { ProviderReport, ReportResult } from '../providers/provider.ts';
 import type { ReportDeps } from './providerReports.ts';
 import { recordStatusChanges } from './statusChanges.ts';
@@ -16,7 +16,7 @@ export async function applyMessageReport(deps: ReportDeps, report: MessageReport
   const outcome = await db.transaction().execute(async (trx): Promise<ReportResult | 'webhooks'> => {
     const message = await findMessageForReport(trx, dialect, report);
     if (!message) return 'unknown';
-    const transitions = transitionsFor(message.status, report.status);
+    const transitions = transitionsForReport(message.status, report.status);
     if (transitions.length === 0) return 'unchanged';
     const enqueued = await recordStatusChanges(
       trx,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { eventTypeOf, transitionsFor } from '../../src/domain/messageStatus.ts';
+import { eventTypeOf, transitionsFor, transitionsForReport } from '../../src/domain/messageStatus.ts';
 
 describe('message state machine', () => {
   it('moves forward one step at a time', () => {
@@ -31,5 +31,13 @@ describe('message state machine', () => {
   it('names webhook events', () => {
     assert.equal(eventTypeOf('SENT'), 'message.sent');
     assert.equal(eventTypeOf('FAILED'), 'message.failed');
+  });
+
+  it('takes a provider’s report of a failure as coming after the submission it overtook', () => {
+    assert.deepEqual(transitionsForReport('QUEUED', 'FAILED'), ['SENT', 'FAILED']);
+    assert.deepEqual(transitionsForReport('SENT', 'FAILED'), ['FAILED']);
+    assert.deepEqual(transitionsForReport('QUEUED', 'READ'), ['SENT', 'DELIVERED', 'READ']);
+    assert.deepEqual(transitionsForReport('READ', 'FAILED'), []);
+    assert.deepEqual(transitionsFor('QUEUED', 'FAILED'), ['FAILED'], 'svc’s own give-up after retries stays direct');
   });
 });
