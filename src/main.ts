@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Role } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest, SchemaError } from './db/migrate.ts';
 import { isDatabaseUnavailable } from './db/unavailable.ts';
+import { switchProject, UnknownProjectError } from './projectSwitch.ts';
 
 function fail(error: unknown): never {
   console.error(`svc: ${startupErrorLine(error)}`);
@@ -89,5 +90,25 @@ program
   .command('migrate')
   .description('bring the database schema up to date and exit')
   .action(() => migrate().catch(fail));
+
+async function projectSwitch(id: string, disabled: boolean): Promise<void> {
+  try {
+    console.log(await switchProject(loadConfig(), id, disabled));
+  } catch (error) {
+    if (!(error instanceof UnknownProjectError)) fail(error);
+    console.error(`svc: ${error.message}`);
+    process.exit(1);
+  }
+}
+
+const projects = program.command('projects').description('operator commands for one project');
+projects
+  .command('disable <id>')
+  .description('make every API key of the project answer 401, at once, in every API process')
+  .action((id: string) => projectSwitch(id, true));
+projects
+  .command('enable <id>')
+  .description('give a disabled project its API keys back')
+  .action((id: string) => projectSwitch(id, false));
 
 await program.parseAsync(process.argv);

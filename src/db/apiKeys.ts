@@ -7,31 +7,45 @@ export async function insertApiKey(db: Db, row: ApiKeyRow): Promise<void> {
   await db.insertInto('api_keys').values(row).execute();
 }
 
-/** The key with this hash, active or not: the one query every authenticated request makes. */
-export async function findApiKeyByHash(
-  db: Db,
-  keyHash: string,
-): Promise<Pick<ApiKeyRow, 'id' | 'project_id' | 'revoked_at'> | undefined> {
+export interface KeyForRequest {
+  id: string;
+  project_id: string;
+  revoked_at: number | null;
+  /** The project's operator switch (svc projects disable), read in the same lookup. */
+  project_disabled_at: number | null;
+}
+
+/** The key with this hash, active or not, and whether its project is disabled: the one query every authenticated request makes. */
+export async function findApiKeyByHash(db: Db, keyHash: string): Promise<KeyForRequest | undefined> {
   return db
     .selectFrom('api_keys')
-    .select(['id', 'project_id', 'revoked_at'])
-    .where('key_hash', '=', keyHash)
+    .innerJoin('projects', 'projects.id', 'api_keys.project_id')
+    .select([
+      'api_keys.id',
+      'api_keys.project_id',
+      'api_keys.revoked_at',
+      'projects.disabled_at as project_disabled_at',
+    ])
+    .where('api_keys.key_hash', '=', keyHash)
     .executeTakeFirst();
 }
 
 /**
- * Whether the key is still active, read inside a write transaction. On PostgreSQL the row is
- * share-locked, so a revocation either commits before this (and we see it) or waits for our
- * commit: no write commits after its key's revocation.
+ * Whether the key is still active and its project enabled, read inside a write transaction. On
+ * PostgreSQL the key row (only) is share-locked, so a revocation either commits before this (and
+ * we see it) or waits for our commit: no write commits after its key's revocation.
  */
 export async function isApiKeyActive(db: Db, dialect: DialectName, keyId: string): Promise<boolean> {
   const row = await db
     .selectFrom('api_keys')
-    .select('revoked_at')
-    .where('id', '=', keyId)
-    .$if(dialect === 'postgres', (query) => query.forShare())
+    .innerJoin('projects', 'projects.id', 'api_keys.project_id')
+    .select('api_keys.id')
+    .where('api_keys.id', '=', keyId)
+    .where('api_keys.revoked_at', 'is', null)
+    .where('projects.disabled_at', 'is', null)
+    .$if(dialect === 'postgres', (query) => query.forShare('api_keys'))
     .executeTakeFirst();
-  return row !== undefined && row.revoked_at === null;
+  return row !== undefined;
 }
 
 /** A page of the project's active keys, newest first: `limit + 1` rows, so the caller sees whether more follow. */
@@ -52,18 +66,20 @@ export async function listActiveApiKeys(
 }
 
 /**
- * Locks the project's active keys (PostgreSQL), in id order, and returns their ids. Every write
- * that changes which keys are active takes this lock first, so such writes serialise per project
- * and never deadlock, and a request's own key is checked under it.
+ * Locks the project's active keys (PostgreSQL), in id order, and returns their ids; none while the
+ * project is disabled. Every write that changes which keys are active takes this lock first, so
+ * such writes serialise per project and never deadlock, and a request's own key is checked under it.
  */
 export async function lockActiveApiKeys(db: Db, dialect: DialectName, projectId: string): Promise<string[]> {
   const rows = await db
     .selectFrom('api_keys')
-    .select('id')
-    .where('project_id', '=', projectId)
-    .where('revoked_at', 'is', null)
-    .orderBy('id')
-    .$if(dialect === 'postgres', (query) => query.forUpdate())
+    .innerJoin('projects', 'projects.id', 'api_keys.project_id')
+    .select('api_keys.id')
+    .where('api_keys.project_id', '=', projectId)
+    .where('api_keys.revoked_at', 'is', null)
+    .where('projects.disabled_at', 'is', null)
+    .orderBy('api_keys.id')
+    .$if(dialect === 'postgres', (query) => query.forUpdate('api_keys'))
     .execute();
   return rows.map((row) => row.id);
 }
@@ -127,16 +143,18 @@ export async function recordApiKeyUse(db: Db, ids: string[], now: number): Promi
   await db.updateTable('api_keys').set({ last_used_at: now }).where('id', 'in', ids).execute();
 }
 
-/** Which of these keys are still active, read (and share-locked on PostgreSQL) inside a write. */
+/** Which of these keys are still active, their projects enabled; read (and share-locked on PostgreSQL) inside a write. */
 export async function activeApiKeyIds(db: Db, dialect: DialectName, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const rows = await db
     .selectFrom('api_keys')
-    .select('id')
-    .where('id', 'in', ids)
-    .where('revoked_at', 'is', null)
-    .orderBy('id')
-    .$if(dialect === 'postgres', (query) => query.forShare())
+    .innerJoin('projects', 'projects.id', 'api_keys.project_id')
+    .select('api_keys.id')
+    .where('api_keys.id', 'in', ids)
+    .where('api_keys.revoked_at', 'is', null)
+    .where('projects.disabled_at', 'is', null)
+    .orderBy('api_keys.id')
+    .$if(dialect === 'postgres', (query) => query.forShare('api_keys'))
     .execute();
   return new Set(rows.map((row) => row.id));
 }

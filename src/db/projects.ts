@@ -1,7 +1,8 @@
 import type { Db } from './database.ts';
 import type { ProjectsTable } from './tables.ts';
 
-export type ProjectRow = ProjectsTable;
+/** A project as the API reads and writes it; `disabled_at` is the operator's (setProjectDisabled). */
+export type ProjectRow = Omit<ProjectsTable, 'disabled_at'>;
 
 export async function insertProject(db: Db, row: ProjectRow): Promise<void> {
   await db.insertInto('projects').values(row).execute();
@@ -58,4 +59,13 @@ export async function findSendingProjects(db: Db, ids: readonly string[]): Promi
     .select(['id', 'provider_phone_number_id', 'provider_access_token_enc', 'provider_messages_per_second'])
     .where('id', 'in', [...ids])
     .execute();
+}
+
+/**
+ * Disables (every key answers 401) or enables a project; the key lookup reads the flag, so every
+ * API process applies it from its next request. Returns false when there is no such project.
+ */
+export async function setProjectDisabled(db: Db, id: string, disabledAt: number | null): Promise<boolean> {
+  const result = await db.updateTable('projects').set({ disabled_at: disabledAt }).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }

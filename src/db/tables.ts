@@ -16,6 +16,8 @@ export interface ProjectsTable {
   provider_messages_per_second: number | null;
   created_at: number;
   updated_at: number;
+  /** When the operator disabled the project (svc projects disable); null while enabled. */
+  disabled_at: number | null;
 }
 
 export interface ApiKeysTable {

@@ -59,8 +59,8 @@ function keyLimiterOf(ctx: HttpContext): RateLimiter {
 }
 
 /**
- * The onRequest hook of every authenticated route: one indexed lookup by the key's hash, then the
- * key's rate limit, kept in memory.
+ * The onRequest hook of every authenticated route: one indexed lookup by the key's hash (which
+ * reads whether the project is disabled too), then the key's rate limit, kept in memory.
  */
 export function authenticate(ctx: HttpContext) {
   const limiter = keyLimiterOf(ctx);
@@ -69,6 +69,7 @@ export function authenticate(ctx: HttpContext) {
     if (token === undefined || !isWellFormedApiKey(token)) throw unauthorized();
     const key = await findApiKeyByHash(ctx.database.reader, hashApiKey(token));
     if (key === undefined || key.revoked_at !== null) throw unauthorized('The API key is unknown or revoked.');
+    if (key.project_disabled_at !== null) throw unauthorized('This project is disabled; contact the operator.');
     const decision = limiter.take(key.id);
     const headers = rateLimitHeaders('api', decision);
     if (!decision.allowed) {

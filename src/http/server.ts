@@ -19,6 +19,7 @@ import { webhookDeliveryRoutes } from './routes/webhookDeliveries.ts';
 import { whatsappWebhookRoutes } from './routes/whatsappWebhook.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { decoratePublicUrl } from './publicUrl.ts';
+import { projectErasureRoutes } from './routes/projectErasure.ts';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -155,6 +156,7 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
   decoratePublicUrl(app, ctx.config);
   await app.register(async (scope) => healthRoutes(scope, ctx));
   await app.register(async (scope) => projectRoutes(scope, ctx));
+  await app.register(async (scope) => projectErasureRoutes(scope, ctx));
   await app.register(async (scope) => providerCredentialRoutes(scope, ctx));
   await app.register(async (scope) => webhookSecretRoutes(scope, ctx));
   await app.register(async (scope) => apiKeyRoutes(scope, ctx));

@@ -1,0 +1,65 @@
+import { lockActiveApiKeys } from './apiKeys.ts';
+import type { Db, DialectName } from './database.ts';
+
+export interface ErasedCounts {
+  apiKeys: number;
+  providerCredentials: number;
+  templates: number;
+  messages: number;
+  messageEvents: number;
+  idempotencyKeys: number;
+  webhookDeliveries: number;
+  webhookAttempts: number;
+}
+
+const rows = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
+
+/**
+ * Erases a project and everything it owns, in the caller's transaction, so it all stops at once,
+ * at the commit. The project's keys are locked first, under the lock every key change takes: a
+ * request of the project that writes meanwhile waits for us and then finds its key gone (401).
+ * Then its templates, its messages with their events, idempotency and sandbox records, its
+ * webhook deliveries with their attempts, and last its keys and the project itself, provider
+ * credentials and callback URL with it. Returns 'requester_revoked' when the requesting key is
+ * no longer active.
+ */
+export async function eraseProject(
+  db: Db,
+  dialect: DialectName,
+  projectId: string,
+  requesterKeyId: string,
+): Promise<ErasedCounts | 'requester_revoked'> {
+  const active = await lockActiveApiKeys(db, dialect, projectId);
+  if (!active.includes(requesterKeyId)) return 'requester_revoked';
+
+  await db.deleteFrom('template_status_events').where('project_id', '=', projectId).execute();
+  const templates = await db.deleteFrom('templates').where('project_id', '=', projectId).executeTakeFirst();
+
+  const messageIds = db.selectFrom('messages').select('id').where('project_id', '=', projectId);
+  await db.deleteFrom('sandbox_reports').where('message_id', 'in', messageIds).execute();
+  await db.deleteFrom('sandbox_submissions').where('message_id', 'in', messageIds).execute();
+  const idempotencyKeys = await db.deleteFrom('idempotency_keys').where('project_id', '=', projectId).executeTakeFirst();
+  const messageEvents = await db.deleteFrom('message_events').where('project_id', '=', projectId).executeTakeFirst();
+  const messages = await db.deleteFrom('messages').where('project_id', '=', projectId).executeTakeFirst();
+
+  const deliveryIds = db.selectFrom('webhook_deliveries').select('id').where('project_id', '=', projectId);
+  const webhookAttempts = await db.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveryIds).executeTakeFirst();
+  const webhookDeliveries = await db.deleteFrom('webhook_deliveries').where('project_id', '=', projectId).executeTakeFirst();
+
+  const apiKeys = await db.deleteFrom('api_keys').where('project_id', '=', projectId).executeTakeFirst();
+  const project = await db
+    .deleteFrom('projects')
+    .where('id', '=', projectId)
+    .returning('provider_access_token_enc')
+    .executeTakeFirst();
+  return {
+    apiKeys: rows(apiKeys),
+    providerCredentials: project?.provider_access_token_enc ? 1 : 0,
+    templates: rows(templates),
+    messages: rows(messages),
+    messageEvents: rows(messageEvents),
+    idempotencyKeys: rows(idempotencyKeys),
+    webhookDeliveries: rows(webhookDeliveries),
+    webhookAttempts: rows(webhookAttempts),
+  };
+}
