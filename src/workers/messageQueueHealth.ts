@@ -3,6 +3,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { queuedProjects } from '../db/claims.ts';
 import type { Db } from '../db/database.ts';
 import { lastWorkerHeartbeat } from '../db/workerHeartbeats.ts';
+import { sampled } from './sampled.ts';
 
 /** When the oldest message that is due and not claimed fell due (one seek per project with work). */
 export async function oldestUnclaimedDueAt(db: Db, now: number): Promise<number | undefined> {
@@ -27,8 +28,6 @@ export async function dispatchStall(db: Db, now: number, stallMs: number): Promi
   return `No worker has claimed due messages ${since}; the oldest has waited ${Math.round((now - oldest) / 1000)} s. Start or check the worker processes.`;
 }
 
-const SAMPLE_EVERY_MS = 10_000;
-
 /** Status changes recorded, by new status (counted as recorded, in their transaction). */
 export const statusChangesCounter = new Counter({
   name: 'svc_message_status_changes_total',
@@ -43,20 +42,10 @@ export const statusChangesCounter = new Counter({
  */
 export function registerMessageQueueMetrics(registry: Registry, db: Db): void {
   registry.registerMetric(statusChangesCounter);
-  let sampledAt = 0;
-  let sample: Promise<{ depth: number; oldestDueAt: number | undefined }> | undefined;
-  const current = () => {
-    const now = Date.now();
-    if (!sample || now - sampledAt >= SAMPLE_EVERY_MS) {
-      sampledAt = now;
-      sample = (async () => {
-        const count = await sql<{ n: number | string }>`select count(*) as n from messages where due_at is not null`.execute(db);
-        return { depth: Number(count.rows[0]?.n ?? 0), oldestDueAt: await oldestUnclaimedDueAt(db, now) };
-      })();
-      sample.catch(() => (sampledAt = 0));
-    }
-    return sample;
-  };
+  const current = sampled(async () => {
+    const count = await sql<{ n: number | string }>`select count(*) as n from messages where due_at is not null`.execute(db);
+    return { depth: Number(count.rows[0]?.n ?? 0), oldestDueAt: await oldestUnclaimedDueAt(db, Date.now()) };
+  });
   new Gauge({
     name: 'svc_messages_queued',
     help: 'Messages QUEUED for submission (waiting for their pace, in flight, or waiting to be retried); sampled every 10 s.',

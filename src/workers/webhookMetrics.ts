@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Database } from '../db/database.ts';
 import { countDueWebhookDeliveries, webhookQueueStats } from '../db/webhookDeliveries.ts';
+import { sampled } from './sampled.ts';
 
 /** What the webhook worker shows of itself at scrape time. */
 export interface WebhookWorkerState {
@@ -12,23 +13,25 @@ export interface WebhookWorkerState {
 
 export function webhookMetrics(registry: Registry, worker: WebhookWorkerState, database: Database) {
   const registers = [registry];
+  // A scrape never scans the deliveries: the queue's figures are sampled at most every 10 s (the
+  // held count reads only the slices of projects behind an open circuit).
+  const queue = sampled(() => webhookQueueStats(database.db, Date.now()));
   new Gauge({
     name: 'svc_webhook_queue_depth',
-    help: 'Webhook deliveries pending (due now or waiting for a retry).',
+    help: 'Webhook deliveries pending (due now or waiting for a retry); sampled every 10 s.',
     registers,
     async collect() {
-      const stats = await webhookQueueStats(database.db, Date.now()).catch(() => undefined);
+      const stats = await queue().catch(() => undefined);
       if (stats) this.set(stats.depth);
     },
   });
   new Gauge({
     name: 'svc_webhook_oldest_due_age_seconds',
-    help: 'How long the oldest due webhook delivery has been waiting (0 when none is due).',
+    help: 'How long the oldest due webhook delivery has been waiting (0 when none is due); sampled every 10 s.',
     registers,
     async collect() {
-      const now = Date.now();
-      const stats = await webhookQueueStats(database.db, now).catch(() => undefined);
-      if (stats) this.set(stats.oldestDueAt === undefined ? 0 : Math.max(0, now - stats.oldestDueAt) / 1000);
+      const stats = await queue().catch(() => undefined);
+      if (stats) this.set(stats.oldestDueAt === undefined ? 0 : Math.max(0, Date.now() - stats.oldestDueAt) / 1000);
     },
   });
   new Gauge({
@@ -52,8 +55,8 @@ export function webhookMetrics(registry: Registry, worker: WebhookWorkerState, d
     help: 'Due webhook deliveries not attempted because their receiver’s circuit is open.',
     registers,
     async collect() {
-      const held = await countDueWebhookDeliveries(database.db, worker.heldProjects, Date.now()).catch(() => undefined);
-      if (held !== undefined) this.set(held);
+      const count = await countDueWebhookDeliveries(database.db, worker.heldProjects, Date.now()).catch(() => undefined);
+      if (count !== undefined) this.set(count);
     },
   });
   return {
