@@ -114,6 +114,10 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // HTTP/1.1 requires a Host (RFC 9112 §3.2); without one some handlers cannot even build a URL.
+    if (!request.headers.host && request.raw.httpVersion !== '1.0') {
+      throw new ApiError('bad_request', 'The request has no Host header; HTTP/1.1 requires one.');
+    }
     if (closing) {
       reply.header('connection', 'close');
       throw new ApiError('unavailable', 'This server is shutting down; retry the request.', {

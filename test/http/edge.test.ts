@@ -92,6 +92,14 @@ for (const kind of databaseKinds()) {
       );
     });
 
+    it('refuses an HTTP/1.1 request without a Host, the documentation page included', async () => {
+      for (const path of ['/docs/', '/v1/projects/me', '/healthz']) {
+        assertProblem(await raw(port, `GET ${path} HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n`), 400, 'bad_request');
+      }
+      const old = await raw(port, 'GET /healthz HTTP/1.0\r\n\r\n');
+      assert.equal(old.status, 200, 'HTTP/1.0 has no Host to require');
+    });
+
     it('answers a URL the router cannot read with problem+json', async () => {
       assertProblem(await raw(port, 'GET /v1/messages/%zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), 400, 'bad_request');
       assertProblem(
