@@ -13,10 +13,11 @@ declare module 'fastify' {
   }
 }
 
-export function decoratePublicUrl(app: FastifyInstance, config: Pick<Config, 'host' | 'publicUrl'>): void {
+export function decoratePublicUrl(app: FastifyInstance, config: Pick<Config, 'host' | 'port' | 'publicUrl'>): void {
   app.decorate('publicUrl', () => {
     if (config.publicUrl !== undefined) return config.publicUrl;
-    const { port } = app.server.address() as AddressInfo;
+    // Not listening (app.inject): the configured port is the best there is.
+    const port = (app.server.address() as AddressInfo | null)?.port ?? config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     return `http://${host}:${port}`;
   });

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { createApp } from '../../src/app.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { checkCallbackUrl } from '../../src/domain/callbackUrl.ts';
 import { databaseKinds } from '../support/databases.ts';
 import { nextPageOf, type Reply } from '../support/http.ts';
 import { rawRequest } from '../support/rawHttp.ts';
 import { createSender, type Sender, sendBody } from '../support/sending.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { startTestServer, TEST_ENCRYPTION_KEY, type TestServer } from '../support/server.ts';
 
 // Issue #10, points 2, 3, 6, 7 and 8: hostile input is refused as 400, never a 500 or a silent
 // misreading; absolute links never come from request headers.
@@ -288,6 +289,29 @@ for (const kind of databaseKinds()) {
           assert.match(links[0]!, /^<https:\/\/api\.example\.com\/svc\/v1\/api-keys\?limit=1&cursor=[A-Za-z0-9_-]+>; rel="next"$/);
         } finally {
           await published.app.stop();
+        }
+      });
+
+      it('are built on HOST:PORT for in-process requests too (app.inject, not listening)', async () => {
+        const { key } = await server.createProject();
+        await server.call('POST', '/v1/api-keys', { key, body: { name: 'second' } });
+        const config = loadConfig({
+          SVC_LOG_LEVEL: 'silent',
+          SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+          SVC_DATABASE_URL: server.database.url,
+          PORT: '8123',
+        });
+        const app = await createApp(config, { role: 'api' });
+        try {
+          const reply = await app.http!.inject({
+            method: 'GET',
+            url: '/v1/api-keys?limit=1',
+            headers: { authorization: `Bearer ${key}`, host: 'evil.example' },
+          });
+          assert.equal(reply.statusCode, 200, reply.body);
+          assert.match(String(reply.headers.link), /^<http:\/\/127\.0\.0\.1:8123\/v1\/api-keys\?limit=1&cursor=/);
+        } finally {
+          await app.stop();
         }
       });
 
