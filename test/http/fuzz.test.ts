@@ -600,20 +600,8 @@ function learn(world: World, endpoint: Endpoint, spec: Spec, sent: Sent, reply: 
   }
 }
 
-/**
- * Failures this fuzzer found in code outside issue #10's part A, reported and tolerated here (and
- * listed as diagnostics) until they are fixed; remove an entry once its fix lands.
- */
-const KNOWN_FAILURES: { what: string; matches: (sent: Sent, reply: RawReply) => boolean }[] = [
-  {
-    what: 'GET /docs/ with an empty Host header: @scalar/fastify-api-reference builds new URL(url, "http://" + Host) and throws (500)',
-    matches: (sent, reply) => sent.path.startsWith('/docs') && sent.head.includes('Host: ') && reply.status === 500,
-  },
-];
-
 async function fuzz(world: World, endpoints: Endpoint[], runs: number) {
   const failures: string[] = [];
-  const known = new Map<string, number>();
   const calls = new Map<string, { all: number; ok: number }>();
   for (const spec of fc.sample(specOf(endpoints), { seed: SEED, numRuns: runs })) {
     const endpoint = endpoints[spec.endpoint]!;
@@ -627,15 +615,13 @@ async function fuzz(world: World, endpoints: Endpoint[], runs: number) {
     count.all++;
     if (reply.status >= 200 && reply.status < 300) count.ok++;
     calls.set(name, count);
-    const knownFailure = KNOWN_FAILURES.find((failure) => failure.matches(sent, reply));
-    if (knownFailure) known.set(knownFailure.what, (known.get(knownFailure.what) ?? 0) + 1);
-    else if (problems.length > 0) {
+    if (problems.length > 0) {
       failures.push(`${sent.method} ${sent.path.slice(0, 200)} [${spec.auth}, body ${spec.body.kind}: ${(sent.body ?? '').slice(0, 200)}] → ${problems.join('; ')}`);
     } else {
       learn(world, endpoint, spec, sent, reply);
     }
   }
-  return { failures, calls, known };
+  return { failures, calls };
 }
 
 async function knownWebhookSecrets(server: TestServer, keys: string[]): Promise<string[]> {
@@ -697,9 +683,8 @@ for (const kind of databaseKinds()) {
           },
         };
 
-        const { failures, calls, known } = await fuzz(world, ENDPOINTS, API_RUNS);
+        const { failures, calls } = await fuzz(world, ENDPOINTS, API_RUNS);
         t.diagnostic(`calls (2xx/all): ${[...calls].map(([name, count]) => `${name} ${count.ok}/${count.all}`).join(', ')}`);
-        for (const [what, times] of known) t.diagnostic(`known failure, reported (${times}×): ${what}`);
 
         // Every route the service has is fuzzed (a new route without an entry here fails this).
         for (const [path, operations] of Object.entries<Record<string, unknown>>(doc.paths)) {
@@ -742,9 +727,8 @@ for (const kind of databaseKinds()) {
           published: '',
           secrets: { apiKeys: new Set([project.key]), tokens: new Set(), webhookSecrets: new Set() },
         };
-        const { failures, calls, known } = await fuzz(world, WHATSAPP_ENDPOINTS, WHATSAPP_RUNS);
+        const { failures, calls } = await fuzz(world, WHATSAPP_ENDPOINTS, WHATSAPP_RUNS);
         t.diagnostic(`calls (2xx/all): ${[...calls].map(([name, count]) => `${name} ${count.ok}/${count.all}`).join(', ')}`);
-        for (const [what, times] of known) t.diagnostic(`known failure, reported (${times}×): ${what}`);
         assert.deepEqual(failures.slice(0, 25), [], `${failures.length} failures`);
       } finally {
         await server.close();
