@@ -3,7 +3,8 @@
 // arrival time, webhook-id, and the payload's event and occurred_at.
 // Usage: node bench/receivers.ts '[{"name":"fast","kind":"fast"},{"name":"slow1","kind":"slow","delayMs":9000}]'
 // Prints "receivers listening {name: url}" and the control URL; GET <control>/_stats returns
-// { records: [name, arrivedAt, webhookId, event, occurredAtMs][] }.
+// { records: [name, arrivedAt, webhookId, event, occurredAtMs][] }, GET <control>/_counts the
+// distinct webhook-ids received per receiver.
 import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 
 interface ReceiverSpec {
@@ -16,6 +17,8 @@ type Arrival = [name: string, arrivedAt: number, webhookId: string, event: strin
 
 const specs = JSON.parse(process.argv[2] ?? '[]') as ReceiverSpec[];
 const records: Arrival[] = [];
+/** Distinct webhook-ids per receiver: what the harness polls (cheap) while it waits. */
+const distinct = new Map<string, Set<string>>();
 
 function listen(server: Server): Promise<string> {
   server.keepAliveTimeout = 65_000;
@@ -42,7 +45,11 @@ function receiver(spec: ReceiverSpec) {
       } catch {
         // recorded with what is known
       }
-      records.push([spec.name, arrivedAt, String(request.headers['webhook-id'] ?? ''), event, occurredAt]);
+      const webhookId = String(request.headers['webhook-id'] ?? '');
+      records.push([spec.name, arrivedAt, webhookId, event, occurredAt]);
+      let ids = distinct.get(spec.name);
+      if (!ids) distinct.set(spec.name, (ids = new Set()));
+      ids.add(webhookId);
       if (spec.kind === 'failing') response.writeHead(500).end('failing on purpose');
       else if (spec.kind === 'slow') setTimeout(() => response.writeHead(204).end(), spec.delayMs ?? 9000);
       else response.writeHead(204).end();
@@ -54,7 +61,10 @@ const urls: { [name: string]: string } = {};
 for (const spec of specs) urls[spec.name] = `${await listen(createServer(receiver(spec)))}/hook`;
 const control = await listen(
   createServer((request, response) => {
-    if (request.url?.startsWith('/_stats')) {
+    if (request.url === '/_counts') {
+      const counts = Object.fromEntries([...distinct].map(([name, ids]) => [name, ids.size]));
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(counts));
+    } else if (request.url?.startsWith('/_stats')) {
       const text = JSON.stringify({ records });
       response.writeHead(200, { 'content-type': 'application/json' }).end(text);
     } else response.writeHead(404).end();

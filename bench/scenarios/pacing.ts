@@ -115,7 +115,7 @@ function pacingTarget(kind: DatabaseKind, pacingCase: PacingCase): Target {
         for (const role of roles) workers.push(await startSvc(context.svcDir, env, role));
         const startedAt = Date.now();
         await sleep((skipS + context.windowS) * 1000 + 500);
-        const stats = (await (await fetch(`${fake.url}/_stats`)).json()) as { numbers: Record<string, NumberStats> };
+        const stats = (await (await fetch(`${fake.url}/_stats`, { signal: AbortSignal.timeout(30_000) })).json()) as { numbers: Record<string, NumberStats> };
         const measured = measure(pacingCase, stats.numbers, startedAt + skipS * 1000, context.windowS);
         const queued = await countWhere(database, 'messages', "status = 'QUEUED'");
         if (queued === 0) measured.notes!.push('the queue ran dry before the end of the window');
