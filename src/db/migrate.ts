@@ -23,6 +23,9 @@ async function migrator(db: Db, dialect: DialectName): Promise<Migrator> {
     provider: { getMigrations: async () => migrations },
     migrationTableName: MIGRATION_TABLE,
     migrationLockTableName: MIGRATION_LOCK_TABLE,
+    // Each migration stands alone (its own tables, columns and indexes), and migrations are
+    // written side by side: one that sorts before an applied one still runs, once.
+    allowUnorderedMigrations: true,
   });
 }
 

@@ -112,8 +112,21 @@ export interface RecordedAttempt {
 export async function recordWebhookAttempts(
   trx: Db,
   dialect: DialectName,
-  recorded: readonly RecordedAttempt[],
+  attempts: readonly RecordedAttempt[],
 ): Promise<void> {
+  let recorded = attempts;
+  if (recorded.length === 0) return;
+  // A delivery erased with its project while its attempt was in flight has nothing to record.
+  const existing = new Set<string>();
+  for (let i = 0; i < recorded.length; i += 500) {
+    const rows = await trx
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('id', 'in', recorded.slice(i, i + 500).map((item) => item.attempt.delivery_id))
+      .execute();
+    for (const row of rows) existing.add(row.id);
+  }
+  if (existing.size < recorded.length) recorded = recorded.filter((item) => existing.has(item.attempt.delivery_id));
   if (recorded.length === 0) return;
   for (let i = 0; i < recorded.length; i += 500) {
     await trx

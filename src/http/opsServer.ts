@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { HttpContext } from './context.ts';
 import { clientErrorHandler, newRequestId } from './edgeErrors.ts';
 import { errorHandler, sendProblem } from './errorHandler.ts';
@@ -12,7 +12,7 @@ import { healthRoutes } from './routes/health.ts';
 export async function buildOpsServer(ctx: HttpContext): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.logger.child({ port: 'ops' }) as FastifyBaseLogger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => newRequestId(),
     requestTimeout: ctx.config.http.requestTimeoutMs,
     keepAliveTimeout: ctx.config.http.keepAliveTimeoutMs,
