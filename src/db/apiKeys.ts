@@ -1,4 +1,5 @@
 import type { Db, DialectName } from './database.ts';
+import { postgresStatement, statement } from './prepared.ts';
 import type { ApiKeysTable } from './tables.ts';
 
 export type ApiKeyRow = ApiKeysTable;
@@ -15,19 +16,14 @@ export interface KeyForRequest {
   project_disabled_at: number | null;
 }
 
+const KEY_BY_HASH = statement<KeyForRequest>(
+  'select k.id, k.project_id, k.revoked_at, p.disabled_at as project_disabled_at ' +
+    'from api_keys k join projects p on p.id = k.project_id where k.key_hash = ?',
+);
+
 /** The key with this hash, active or not, and whether its project is disabled: the one query every authenticated request makes. */
 export async function findApiKeyByHash(db: Db, keyHash: string): Promise<KeyForRequest | undefined> {
-  return db
-    .selectFrom('api_keys')
-    .innerJoin('projects', 'projects.id', 'api_keys.project_id')
-    .select([
-      'api_keys.id',
-      'api_keys.project_id',
-      'api_keys.revoked_at',
-      'projects.disabled_at as project_disabled_at',
-    ])
-    .where('api_keys.key_hash', '=', keyHash)
-    .executeTakeFirst();
+  return (await KEY_BY_HASH.rows(db, [keyHash]))[0];
 }
 
 /**
@@ -143,18 +139,36 @@ export async function recordApiKeyUse(db: Db, ids: string[], now: number): Promi
   await db.updateTable('api_keys').set({ last_used_at: now }).where('id', 'in', ids).execute();
 }
 
-/** Which of these keys are still active, their projects enabled; read (and share-locked on PostgreSQL) inside a write. */
-export async function activeApiKeyIds(db: Db, dialect: DialectName, ids: string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db
-    .selectFrom('api_keys')
-    .innerJoin('projects', 'projects.id', 'api_keys.project_id')
-    .select('api_keys.id')
-    .where('api_keys.id', 'in', ids)
-    .where('api_keys.revoked_at', 'is', null)
-    .where('projects.disabled_at', 'is', null)
-    .orderBy('api_keys.id')
-    .$if(dialect === 'postgres', (query) => query.forShare('api_keys'))
-    .execute();
-  return new Set(rows.map((row) => row.id));
+export interface ActiveKey {
+  projectId: string;
+  /** Whether the key's project has saved both provider credentials. */
+  providerConfigured: boolean;
+}
+
+const ACTIVE_KEY_SQLITE = statement<{ id: string; project_id: string; configured: number }>(
+  'select k.id, k.project_id, (p.provider_phone_number_id is not null and p.provider_access_token_enc is not null) as configured ' +
+    'from api_keys k join projects p on p.id = k.project_id ' +
+    'where k.id = ? and k.revoked_at is null and p.disabled_at is null',
+);
+const ACTIVE_KEYS_POSTGRES = postgresStatement<{ id: string; project_id: string; configured: boolean }>(
+  'select k.id, k.project_id, (p.provider_phone_number_id is not null and p.provider_access_token_enc is not null) as configured ' +
+    'from api_keys k join projects p on p.id = k.project_id ' +
+    'where k.id = any($1::text[]) and k.revoked_at is null and p.disabled_at is null ' +
+    'order by k.id for share of k',
+);
+
+/**
+ * The active keys among these, with what a write of theirs needs to know of the project, read
+ * inside the write's transaction; on PostgreSQL the key rows (only) are share-locked, so a
+ * revocation either commits before this (and we see it) or waits for our commit.
+ */
+export async function activeKeysForWrite(db: Db, dialect: DialectName, ids: readonly string[]): Promise<Map<string, ActiveKey>> {
+  const active = new Map<string, ActiveKey>();
+  if (ids.length === 0) return active;
+  const rows =
+    dialect === 'postgres'
+      ? await ACTIVE_KEYS_POSTGRES.rows(db, [ids])
+      : (await Promise.all([...ids].sort().map((id) => ACTIVE_KEY_SQLITE.rows(db, [id])))).flat();
+  for (const row of rows) active.set(row.id, { projectId: row.project_id, providerConfigured: Boolean(row.configured) });
+  return active;
 }

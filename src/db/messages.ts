@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, DialectName } from './database.ts';
+import { dialectOf, postgresStatement, statement, type Statement } from './prepared.ts';
 import type { MessageEventsTable, MessagesTable, MessageStatus, TemplatesTable } from './tables.ts';
 import { idLowerBound, newId } from '../domain/ids.ts';
 
@@ -44,21 +45,86 @@ export function queuedMessageRow(message: NewMessage, now: number): MessageRow {
   };
 }
 
-export async function insertMessages(db: Db, rows: MessageRow[]): Promise<void> {
-  if (rows.length > 0) await db.insertInto('messages').values(rows).execute();
+// Every column of messages and message_events, in table order, with its PostgreSQL type: the
+// inserts below are one prepared statement per row on SQLite (in-process: microseconds each) and
+// one statement for any number of rows on PostgreSQL (unnest of one array per column).
+const MESSAGE_COLUMNS: readonly (readonly [keyof MessageRow, string])[] = [
+  ['id', 'text'],
+  ['project_id', 'text'],
+  ['recipient', 'text'],
+  ['template_id', 'text'],
+  ['template_name', 'text'],
+  ['language', 'text'],
+  ['category', 'text'],
+  ['variables', 'text'],
+  ['header_variables', 'text'],
+  ['rendered', 'text'],
+  ['status', 'text'],
+  ['attempts', 'int'],
+  ['due_at', 'bigint'],
+  ['lease_expires_at', 'bigint'],
+  ['provider_message_id', 'text'],
+  ['error', 'text'],
+  ['queued_at', 'bigint'],
+  ['sent_at', 'bigint'],
+  ['delivered_at', 'bigint'],
+  ['read_at', 'bigint'],
+  ['failed_at', 'bigint'],
+  ['updated_at', 'bigint'],
+];
+
+const EVENT_COLUMNS: readonly (readonly [keyof MessageEventRow, string])[] = [
+  ['id', 'text'],
+  ['message_id', 'text'],
+  ['project_id', 'text'],
+  ['status', 'text'],
+  ['occurred_at', 'bigint'],
+  ['error', 'text'],
+  ['created_at', 'bigint'],
+];
+
+interface RowInsert<Row> {
+  statement: Statement<never>;
+  columns: readonly (keyof Row)[];
 }
 
-export async function insertMessageEvents(db: Db, rows: MessageEventRow[]): Promise<void> {
-  if (rows.length > 0) await db.insertInto('message_events').values(rows).execute();
+function rowInsert<Row>(table: string, columns: readonly (readonly [keyof Row, string])[]): RowInsert<Row> {
+  const names = columns.map(([name]) => String(name));
+  const sqlite = `insert into ${table} (${names.join(', ')}) values (${names.map(() => '?').join(', ')})`;
+  const postgres =
+    `insert into ${table} (${names.join(', ')}) select * from unnest(` +
+    columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ') +
+    ')';
+  return { statement: statement(sqlite, postgres), columns: columns.map(([name]) => name) };
 }
+
+async function insertRows<Row>(db: Db, insert: RowInsert<Row>, rows: readonly Row[]): Promise<void> {
+  if (rows.length === 0) return;
+  if (dialectOf(db) === 'sqlite') {
+    for (const row of rows) await insert.statement.execute(db, insert.columns.map((column) => row[column]));
+    return;
+  }
+  await insert.statement.execute(
+    db,
+    insert.columns.map((column) => rows.map((row) => row[column])),
+  );
+}
+
+const INSERT_MESSAGE = rowInsert<MessageRow>('messages', MESSAGE_COLUMNS);
+const INSERT_EVENT = rowInsert<MessageEventRow>('message_events', EVENT_COLUMNS);
+
+export async function insertMessages(db: Db, rows: readonly MessageRow[]): Promise<void> {
+  await insertRows(db, INSERT_MESSAGE, rows);
+}
+
+export async function insertMessageEvents(db: Db, rows: readonly MessageEventRow[]): Promise<void> {
+  await insertRows(db, INSERT_EVENT, rows);
+}
+
+const MESSAGE_BY_ID = statement<MessageRow>('select * from messages where project_id = ? and id = ?');
 
 export async function findMessage(db: Db, projectId: string, id: string): Promise<MessageRow | undefined> {
-  return db
-    .selectFrom('messages')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return (await MESSAGE_BY_ID.rows(db, [projectId, id]))[0];
 }
 
 /**
@@ -79,16 +145,18 @@ export async function findMessageForReport(
     .executeTakeFirst();
 }
 
+const MESSAGE_FOR_UPDATE_SQLITE = statement<MessageRow>('select * from messages where id = ?');
+const MESSAGES_FOR_UPDATE_POSTGRES = postgresStatement<MessageRow>(
+  'select * from messages where id = any($1::text[]) order by id for update',
+);
+
 /** These messages as they are now, locked (PostgreSQL) for the caller's transaction. */
 export async function lockMessages(db: Db, dialect: DialectName, ids: string[]): Promise<Map<string, MessageRow>> {
   if (ids.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('messages')
-    .selectAll()
-    .where('id', 'in', ids)
-    .orderBy('id')
-    .$if(dialect === 'postgres', (query) => query.forUpdate())
-    .execute();
+  const rows =
+    dialect === 'postgres'
+      ? await MESSAGES_FOR_UPDATE_POSTGRES.rows(db, [ids])
+      : (await Promise.all([...ids].sort().map((id) => MESSAGE_FOR_UPDATE_SQLITE.rows(db, [id])))).flat();
   return new Map(rows.map((row) => [row.id, row]));
 }
 
@@ -113,6 +181,23 @@ const CHANGEABLE_TYPES: Record<string, string> = {
   updated_at: 'bigint',
 };
 
+// One prepared update per set of columns changed (a handful: the dispatcher's and the reports' shapes).
+const updateStatements = new Map<string, Statement<never>>();
+
+function updateStatementFor(columns: readonly string[]): Statement<never> {
+  const shape = columns.join(',');
+  let update = updateStatements.get(shape);
+  if (update === undefined) {
+    for (const column of columns) {
+      if (!(column in CHANGEABLE_TYPES)) throw new Error(`updateMessages cannot set ${column}`);
+    }
+    update = statement(`update messages set ${columns.map((column) => `${column} = ?`).join(', ')} where id = ?`);
+    if (updateStatements.size >= 100) updateStatements.clear();
+    updateStatements.set(shape, update);
+  }
+  return update;
+}
+
 /**
  * Applies each message's own changes. On PostgreSQL the rows that change the same columns are
  * updated in one statement (one round trip however many rows); SQLite runs in-process, where a
@@ -124,7 +209,12 @@ export async function updateMessages(
   updates: readonly { id: string; changes: MessageChanges }[],
 ): Promise<void> {
   if (dialect === 'sqlite') {
-    for (const { id, changes } of updates) await updateMessage(db, id, changes);
+    for (const { id, changes } of updates) {
+      // As Kysely's set(): a column given as undefined is left as it is.
+      const columns = (Object.keys(changes) as (keyof MessageChanges)[]).filter((column) => changes[column] !== undefined);
+      if (columns.length === 0) continue;
+      await updateStatementFor(columns).execute(db, [...columns.map((column) => changes[column]), id]);
+    }
     return;
   }
   const byShape = new Map<string, { id: string; changes: MessageChanges }[]>();
@@ -183,14 +273,30 @@ export async function listMessages(
   return query.orderBy('id', 'desc').limit(page.limit + 1).execute();
 }
 
-export async function listMessageEvents(db: Db, projectId: string, messageId: string): Promise<MessageEventRow[]> {
-  return db
-    .selectFrom('message_events')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('message_id', '=', messageId)
-    .orderBy('id')
-    .execute();
+const STORED_EVENTS = statement<MessageEventRow>('select * from message_events where project_id = ? and message_id = ? order by id');
+
+/**
+ * A message's QUEUED event. It is not stored: the message row, written in the same transaction,
+ * is its record (one write per accepted message, not two). Its id is derived from the message's,
+ * so it is stable and sorts by the same time. (Messages accepted before this was so have a stored
+ * QUEUED row, which is shown instead.)
+ */
+export function queuedEventOf(message: MessageRow): MessageEventRow {
+  return {
+    id: `evt_${message.id.slice(message.id.indexOf('_') + 1)}`,
+    message_id: message.id,
+    project_id: message.project_id,
+    status: 'QUEUED',
+    occurred_at: message.queued_at,
+    error: null,
+    created_at: message.queued_at,
+  };
+}
+
+/** A message's status history in order: QUEUED first, then each change recorded since. */
+export async function listMessageEvents(db: Db, message: MessageRow): Promise<MessageEventRow[]> {
+  const stored = await STORED_EVENTS.rows(db, [message.project_id, message.id]);
+  return stored.some((event) => event.status === 'QUEUED') ? stored : [queuedEventOf(message), ...stored];
 }
 
 export interface SendContext {
@@ -200,41 +306,36 @@ export interface SendContext {
   templates: TemplatesTable[];
 }
 
+const SEND_CONTEXT = statement<TemplatesTable & { svc_provider_configured: number | boolean }>(
+  'select (p.provider_phone_number_id is not null and p.provider_access_token_enc is not null) as svc_provider_configured, t.* ' +
+    'from projects p left join templates t on t.project_id = p.id and t.name = ? where p.id = ?',
+);
+
 /**
  * What a send needs to know, in one indexed query: whether the project can send, and the
- * templates of that name. Undefined when the project does not exist.
+ * templates of that name (every column). Undefined when the project does not exist.
  */
 export async function findSendContext(db: Db, projectId: string, templateName: string): Promise<SendContext | undefined> {
-  const rows = await db
-    .selectFrom('projects')
-    .leftJoin('templates', (join) =>
-      join.onRef('templates.project_id', '=', 'projects.id').on('templates.name', '=', templateName),
-    )
-    .select([
-      'projects.provider_phone_number_id',
-      'projects.provider_access_token_enc',
-      'templates.id',
-      'templates.project_id',
-      'templates.name',
-      'templates.language',
-      'templates.category',
-      'templates.status',
-      'templates.components',
-      'templates.rejection_reason',
-      'templates.provider_template_id',
-      'templates.review_due_at',
-      'templates.lease_expires_at',
-      'templates.created_at',
-      'templates.updated_at',
-    ])
-    .where('projects.id', '=', projectId)
-    .execute();
+  const rows = await SEND_CONTEXT.rows(db, [templateName, projectId]);
   const first = rows[0];
   if (!first) return undefined;
   return {
-    providerConfigured: first.provider_phone_number_id !== null && first.provider_access_token_enc !== null,
+    providerConfigured: Boolean(first.svc_provider_configured),
     templates: rows
       .filter((row) => row.id !== null)
-      .map(({ provider_phone_number_id: _phone, provider_access_token_enc: _token, ...template }) => template as TemplatesTable),
+      .map(({ svc_provider_configured: _configured, ...template }) => template as TemplatesTable),
   };
+}
+
+const TEMPLATE_BY_ID_SQLITE = statement<TemplatesTable>('select * from templates where id = ?');
+const TEMPLATES_BY_ID_POSTGRES = postgresStatement<TemplatesTable>('select * from templates where id = any($1::text[])');
+
+/** These templates as they are now (the missing ones left out), read inside a write to check what a send relied on. */
+export async function currentTemplates(db: Db, dialect: DialectName, ids: readonly string[]): Promise<Map<string, TemplatesTable>> {
+  if (ids.length === 0) return new Map();
+  const rows =
+    dialect === 'postgres'
+      ? await TEMPLATES_BY_ID_POSTGRES.rows(db, [ids])
+      : (await Promise.all(ids.map((id) => TEMPLATE_BY_ID_SQLITE.rows(db, [id])))).flat();
+  return new Map(rows.map((row) => [row.id, row]));
 }

@@ -39,7 +39,10 @@ export async function eraseProject(
   await db.deleteFrom('sandbox_reports').where('message_id', 'in', messageIds).execute();
   await db.deleteFrom('sandbox_submissions').where('message_id', 'in', messageIds).execute();
   const idempotencyKeys = await db.deleteFrom('idempotency_keys').where('project_id', '=', projectId).executeTakeFirst();
-  const messageEvents = await db.deleteFrom('message_events').where('project_id', '=', projectId).executeTakeFirst();
+  // A message's QUEUED event is its own row (only messages of older versions have it stored too):
+  // the events erased are the other ones, plus one QUEUED per message.
+  await db.deleteFrom('message_events').where('project_id', '=', projectId).where('status', '=', 'QUEUED').execute();
+  const laterEvents = await db.deleteFrom('message_events').where('project_id', '=', projectId).executeTakeFirst();
   const messages = await db.deleteFrom('messages').where('project_id', '=', projectId).executeTakeFirst();
 
   const deliveryIds = db.selectFrom('webhook_deliveries').select('id').where('project_id', '=', projectId);
@@ -57,7 +60,7 @@ export async function eraseProject(
     providerCredentials: project?.provider_access_token_enc ? 1 : 0,
     templates: rows(templates),
     messages: rows(messages),
-    messageEvents: rows(messageEvents),
+    messageEvents: rows(laterEvents) + rows(messages),
     idempotencyKeys: rows(idempotencyKeys),
     webhookDeliveries: rows(webhookDeliveries),
     webhookAttempts: rows(webhookAttempts),

@@ -1,14 +1,23 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hashApiKey, isWellFormedApiKey } from '../domain/apiKeys.ts';
-import { findApiKeyByHash, isApiKeyActive } from '../db/apiKeys.ts';
+import { findApiKeyByHash, isApiKeyActive, type KeyForRequest } from '../db/apiKeys.ts';
 import type { Db } from '../db/database.ts';
 import type { HttpContext } from './context.ts';
+import { errorHandler } from './errorHandler.ts';
 import { ApiError } from './errors.ts';
 import { RateLimiter, rateLimitHeaders } from './rateLimit.ts';
 
 export interface Auth {
   readonly keyId: string;
   readonly projectId: string;
+  /**
+   * False when the key was recognised from this process's cache of key hashes without asking the
+   * database whether it is still active (routes that defer that check, see authenticate): an
+   * answer may leave only once the database has confirmed it (verifyKey, or the write's commit).
+   */
+  verified: boolean;
+  /** The key's hash, to verify it later. */
+  readonly keyHash: string;
 }
 
 declare module 'fastify' {
@@ -58,28 +67,131 @@ function keyLimiterOf(ctx: HttpContext): RateLimiter {
   return limiter;
 }
 
+const REVOKED = 'The API key is unknown or revoked.';
+const DISABLED = 'This project is disabled; contact the operator.';
+
+/** Why the database refuses this key now (401), or undefined when it is active. */
+function refusalOf(key: KeyForRequest | undefined): ApiError | undefined {
+  if (key === undefined || key.revoked_at !== null) return unauthorized(REVOKED);
+  if (key.project_disabled_at !== null) return unauthorized(DISABLED);
+  return undefined;
+}
+
+/**
+ * Which project each key hash belongs to, as this process last read it. A key's id and project
+ * never change; whether it is still active does, so that is never taken from here: a request
+ * authenticated from this cache is answered only after the database said the key is active
+ * (see Auth.verified).
+ */
+class KeyProjects {
+  readonly #byHash = new Map<string, { keyId: string; projectId: string }>();
+
+  get(keyHash: string) {
+    return this.#byHash.get(keyHash);
+  }
+
+  remember(keyHash: string, keyId: string, projectId: string): void {
+    if (this.#byHash.size >= 10_000) this.#byHash.clear();
+    this.#byHash.set(keyHash, { keyId, projectId });
+  }
+
+  forget(keyHash: string): void {
+    this.#byHash.delete(keyHash);
+  }
+}
+
+const keyProjects = new WeakMap<HttpContext, KeyProjects>();
+
+function keyProjectsOf(ctx: HttpContext): KeyProjects {
+  let cache = keyProjects.get(ctx);
+  if (cache === undefined) {
+    cache = new KeyProjects();
+    keyProjects.set(ctx, cache);
+  }
+  return cache;
+}
+
+function takeRateLimit(limiter: RateLimiter, keyId: string, reply: FastifyReply): void {
+  const decision = limiter.take(keyId);
+  const headers = rateLimitHeaders('api', decision);
+  if (!decision.allowed) {
+    throw new ApiError('rate_limited', `Too many requests with this API key; retry in ${decision.retryAfterSeconds} s.`, {
+      headers,
+    });
+  }
+  reply.headers(headers);
+}
+
 /**
  * The onRequest hook of every authenticated route: one indexed lookup by the key's hash (which
  * reads whether the project is disabled too), then the key's rate limit, kept in memory.
+ *
+ * `deferVerification` (POST /v1/messages): a key this process has seen is taken from its cache
+ * without the lookup, and the database decides later, before any answer leaves: the write's
+ * commit re-checks the key (it always did, for revocations in flight), and every other answer
+ * — an error, a replay — first calls verifyKey. The route's error handler must be
+ * verifyingErrorHandler.
  */
-export function authenticate(ctx: HttpContext) {
+export function authenticate(ctx: HttpContext, options: { deferVerification?: boolean } = {}) {
   const limiter = keyLimiterOf(ctx);
+  const cache = keyProjectsOf(ctx);
+  const defer = options.deferVerification === true;
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const token = bearerToken(request);
     if (token === undefined || !isWellFormedApiKey(token)) throw unauthorized();
-    const key = await findApiKeyByHash(ctx.database.reader, hashApiKey(token));
-    if (key === undefined || key.revoked_at !== null) throw unauthorized('The API key is unknown or revoked.');
-    if (key.project_disabled_at !== null) throw unauthorized('This project is disabled; contact the operator.');
-    const decision = limiter.take(key.id);
-    const headers = rateLimitHeaders('api', decision);
-    if (!decision.allowed) {
-      throw new ApiError('rate_limited', `Too many requests with this API key; retry in ${decision.retryAfterSeconds} s.`, {
-        headers,
-      });
+    const keyHash = hashApiKey(token);
+    const known = defer ? cache.get(keyHash) : undefined;
+    if (known !== undefined) {
+      request.auth = { keyId: known.keyId, projectId: known.projectId, verified: false, keyHash };
+      takeRateLimit(limiter, known.keyId, reply);
+      return;
     }
-    reply.headers(headers);
-    request.auth = { keyId: key.id, projectId: key.project_id };
-    ctx.keyUsage.note(key.id);
+    const key = await findApiKeyByHash(ctx.database.reader, keyHash);
+    const refusal = refusalOf(key);
+    if (refusal) throw refusal;
+    cache.remember(keyHash, key!.id, key!.project_id);
+    takeRateLimit(limiter, key!.id, reply);
+    request.auth = { keyId: key!.id, projectId: key!.project_id, verified: true, keyHash };
+    ctx.keyUsage.note(key!.id);
+  };
+}
+
+/** Asks the database whether a request's key is still active, unless it was asked already; 401 if not. */
+export async function verifyKey(ctx: HttpContext, request: FastifyRequest): Promise<void> {
+  const { auth } = request;
+  if (auth.verified) return;
+  const key = await findApiKeyByHash(ctx.database.reader, auth.keyHash);
+  const refusal = refusalOf(key);
+  if (refusal) {
+    keyProjectsOf(ctx).forget(auth.keyHash);
+    throw refusal;
+  }
+  keyVerified(ctx, request);
+}
+
+/** The database confirmed the request's key (its write committed, or verifyKey asked). */
+export function keyVerified(ctx: HttpContext, request: FastifyRequest): void {
+  if (request.auth.verified) return;
+  request.auth.verified = true;
+  ctx.keyUsage.note(request.auth.keyId);
+}
+
+/**
+ * The error handler of a route that defers verification: before an error leaves, a key taken
+ * from the cache is verified, so a revoked key gets its 401 and never another answer — the
+ * answer it would have had were it looked up first.
+ */
+export function verifyingErrorHandler(ctx: HttpContext) {
+  return async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // request.auth is unset when the error came before authentication (a server shutting down).
+    if (request.auth?.verified === false) {
+      try {
+        await verifyKey(ctx, request);
+      } catch (refusal) {
+        return errorHandler(refusal as FastifyError, request, reply);
+      }
+    }
+    return errorHandler(error, request, reply);
   };
 }
 

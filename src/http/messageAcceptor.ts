@@ -1,9 +1,10 @@
 import type { Notifier } from '../workers/notifier.ts';
-import { activeApiKeyIds } from '../db/apiKeys.ts';
+import { activeKeysForWrite } from '../db/apiKeys.ts';
 import type { Database, Db } from '../db/database.ts';
 import { GroupCommitter } from '../db/groupCommit.ts';
 import { claimIdempotencyKeys, findIdempotencyRecord, type IdempotencyRecord } from '../db/idempotencyKeys.ts';
-import { insertMessageEvents, insertMessages, type MessageEventRow, type MessageRow } from '../db/messages.ts';
+import { currentTemplates, insertMessages, type MessageRow } from '../db/messages.ts';
+import type { TemplatesTable } from '../db/tables.ts';
 import { ApiError } from './errors.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -12,7 +13,11 @@ export interface AcceptRequest {
   keyId: string;
   projectId: string;
   message: MessageRow;
-  queuedEvent: MessageEventRow;
+  /**
+   * The template the send was checked against, as it was read (perhaps from a cache): the commit
+   * accepts the message only if the template is still exactly that.
+   */
+  template: TemplatesTable;
   /** The 202 body, stored with the idempotency record so a replay returns it byte for byte. */
   responseBody: string;
   idempotency?: { key: string; fingerprint: string };
@@ -20,15 +25,33 @@ export interface AcceptRequest {
 
 export type AcceptResult =
   | { kind: 'accepted'; status: 202; body: string; replayed: false }
-  | { kind: 'replayed'; status: number; body: string; replayed: true };
+  | { kind: 'replayed'; status: number; body: string; replayed: true }
+  /** The template or the project changed since the send was checked: check again, with fresh reads. */
+  | { kind: 'stale' };
 
-type CommitOutcome = 'accepted' | 'revoked' | 'key_taken';
+type CommitOutcome = 'accepted' | 'revoked' | 'key_taken' | 'stale';
 
 const keyOf = (projectId: string, key: string) => `${projectId}\n${key}`;
 
+// Columns a worker moves while a template is in use (review bookkeeping): not what a send relies on.
+const BOOKKEEPING = new Set(['lease_expires_at', 'review_due_at']);
+
+/** Whether the template is still the one the send was checked against: every column the same. */
+function unchanged(checked: TemplatesTable, current: TemplatesTable | undefined): boolean {
+  if (current === undefined) return false;
+  const was = checked as unknown as Record<string, unknown>;
+  for (const [column, value] of Object.entries(current)) {
+    if (!BOOKKEEPING.has(column) && was[column] !== value) return false;
+  }
+  return true;
+}
+
 /**
- * Accepts messages durably: the message, its QUEUED event and its idempotency record are in the
- * database before the 202 leaves. Concurrent accepts share one transaction (group commit).
+ * Accepts messages durably: the message and its idempotency record are in the database before
+ * the 202 leaves. Concurrent accepts share one transaction (group commit), which is also where
+ * everything the request path read from a cache is checked against the database: the key is
+ * still active (revocation applies to requests in flight), its project still enabled and able
+ * to send, the template still what the send was checked against.
  */
 export class MessageAcceptor {
   readonly #database: Database;
@@ -69,6 +92,7 @@ export class MessageAcceptor {
     try {
       const outcome = await this.#committer.submit(request);
       if (outcome === 'revoked') throw new ApiError('unauthorized', 'The API key was revoked.');
+      if (outcome === 'stale') return { kind: 'stale' };
       if (outcome === 'key_taken') {
         // Another process committed this key first: answer as its replay (or as a reuse).
         const record = await findIdempotencyRecord(
@@ -91,10 +115,19 @@ export class MessageAcceptor {
     const { dialect } = this.#database;
     const now = Date.now();
     // Revocation applies to requests in flight: a key revoked before this commit writes nothing.
-    const active = await activeApiKeyIds(trx, dialect, [...new Set(items.map((item) => item.keyId))]);
+    const keys = await activeKeysForWrite(trx, dialect, [...new Set(items.map((item) => item.keyId))]);
+    const templates = await currentTemplates(trx, dialect, [
+      ...new Set(items.filter((item) => keys.has(item.keyId)).map((item) => item.template.id)),
+    ]);
+    const outcomes = items.map((item): CommitOutcome => {
+      const key = keys.get(item.keyId);
+      if (key === undefined || key.projectId !== item.projectId) return 'revoked';
+      if (!key.providerConfigured || !unchanged(item.template, templates.get(item.template.id))) return 'stale';
+      return 'accepted';
+    });
     const records: IdempotencyRecord[] = [];
-    for (const item of items) {
-      if (!active.has(item.keyId) || !item.idempotency) continue;
+    items.forEach((item, index) => {
+      if (outcomes[index] !== 'accepted' || !item.idempotency) return;
       records.push({
         project_id: item.projectId,
         key: item.idempotency.key,
@@ -105,21 +138,18 @@ export class MessageAcceptor {
         created_at: now,
         expires_at: now + IDEMPOTENCY_WINDOW_MS,
       });
-    }
+    });
     const claimed = await claimIdempotencyKeys(trx, records, now);
-    const outcomes = items.map((item): CommitOutcome => {
-      if (!active.has(item.keyId)) return 'revoked';
-      if (item.idempotency && !claimed.has(keyOf(item.projectId, item.idempotency.key))) return 'key_taken';
-      return 'accepted';
+    items.forEach((item, index) => {
+      if (outcomes[index] === 'accepted' && item.idempotency && !claimed.has(keyOf(item.projectId, item.idempotency.key))) {
+        outcomes[index] = 'key_taken';
+      }
     });
     const accepted = items.filter((_, index) => outcomes[index] === 'accepted');
+    // The message row is the whole record of its acceptance: its QUEUED event is derived from it.
     await insertMessages(
       trx,
       accepted.map((item) => item.message),
-    );
-    await insertMessageEvents(
-      trx,
-      accepted.map((item) => item.queuedEvent),
     );
     if (accepted.length > 0) await this.#notifier.notifyInTransaction(trx, 'messages');
     return outcomes;

@@ -3,14 +3,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import {
   findMessage,
-  findSendContext,
   listMessageEvents,
   listMessages,
   type MessageRow,
   queuedMessageRow,
 } from '../../db/messages.ts';
 import type { TemplatesTable } from '../../db/tables.ts';
-import { newId } from '../../domain/ids.ts';
 import {
   parameterProblems,
   parseIdempotencyKey,
@@ -18,13 +16,13 @@ import {
   requestFingerprint,
   variablesMatch,
 } from '../../domain/messageRequest.ts';
-import { bodyOf, headerOf, placeholderCount, renderText } from '../../domain/templates.ts';
-import type { TemplateComponent } from '../../providers/provider.ts';
+import { renderText } from '../../domain/templates.ts';
 import { listDeliveriesForMessage, WebhookDeliveryView, webhookDeliveryView } from '../../webhooks/deliveryView.ts';
-import { authenticate } from '../auth.ts';
+import { authenticate, keyVerified, verifyingErrorHandler, verifyKey } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { MessageAcceptor } from '../messageAcceptor.ts';
+import { SendContexts, type TemplateParts, templateParts } from '../sendContexts.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses, iso, isoOrNull, Timestamp } from '../schemas.ts';
 
@@ -80,6 +78,26 @@ export function messageView(row: MessageRow) {
     content: JSON.parse(row.rendered) as { header?: string; body: string; footer?: string },
   };
 }
+
+/**
+ * The 202 body: messageView of a message just queued, as JSON, written from the row's own JSON
+ * columns instead of parsing them back and serialising again. The same bytes as
+ * JSON.stringify(messageView(row)) (a test holds them to it).
+ */
+export function acceptedMessageJson(row: MessageRow): string {
+  const queuedAt = JSON.stringify(iso(row.queued_at));
+  return (
+    `{"id":${JSON.stringify(row.id)},"status":"QUEUED","to":${JSON.stringify(row.recipient)},` +
+    `"template":${JSON.stringify(row.template_name)},"language":${JSON.stringify(row.language)},` +
+    `"queuedAt":${queuedAt},"updatedAt":${JSON.stringify(iso(row.updated_at))},"sentAt":null,"deliveredAt":null,` +
+    `"readAt":null,"failedAt":null,"providerMessageId":null,"variables":${row.variables},` +
+    (row.header_variables !== null ? `"headerVariables":${row.header_variables},` : '') +
+    `"content":${row.rendered}}`
+  );
+}
+
+/** Sends of one request check again with fresh reads at most this often when the template changes under them. */
+const MAX_SEND_ATTEMPTS = 5;
 
 const Variables = (description: string) =>
   Type.Record(Type.String({ pattern: '^[1-9][0-9]{0,2}$' }), Type.String({ minLength: 1, maxLength: 1024 }), {
@@ -161,11 +179,14 @@ function sendReplay(reply: FastifyReply, status: number, body: string, replayed:
 export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const acceptor = new MessageAcceptor(ctx.database, ctx.notifier);
-  app.addHook('onRequest', authenticate(ctx));
+  const sendContexts = new SendContexts(ctx.database.reader);
+  const authenticated = authenticate(ctx);
 
   api.post(
     '/v1/messages',
     {
+      onRequest: authenticate(ctx, { deferVerification: true }),
+      errorHandler: verifyingErrorHandler(ctx),
       schema: {
         tags: ['Messages'],
         summary: 'Send one templated message',
@@ -204,85 +225,98 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
           { field: 'header:Idempotency-Key', code: 'invalid', message: (error as Error).message },
         ]);
       }
+      const recipient = recipientProblem(body.to);
       const problems = [
-        ...(recipientProblem(body.to) ? [{ field: '/to', code: 'invalid_phone', message: `/to ${recipientProblem(body.to)}.` }] : []),
+        ...(recipient ? [{ field: '/to', code: 'invalid_phone', message: `/to ${recipient}.` }] : []),
         ...parameterProblems('/variables', body.variables),
         ...parameterProblems('/headerVariables', body.headerVariables),
       ];
       if (problems.length > 0) throw validationError(problems);
 
-      const fingerprint = requestFingerprint(body);
+      const fingerprint = idempotencyKey === undefined ? '' : requestFingerprint(body);
       if (idempotencyKey !== undefined) {
         const replay = await acceptor.replayFor(projectId, idempotencyKey, fingerprint);
-        if (replay) return sendReplay(reply, replay.status, replay.body, true);
+        if (replay?.kind === 'replayed') {
+          await verifyKey(ctx, request);
+          return sendReplay(reply, replay.status, replay.body, true);
+        }
       }
 
-      const context = await findSendContext(ctx.database.reader, projectId, body.template);
-      if (!context) throw new ApiError('unauthorized', 'The API key is unknown or revoked.');
-      // The template's own faults first (the spec's 422), then whether the project can send at all.
-      const template = chooseTemplate(context.templates, body.template, body.language);
-      if (!context.providerConfigured) {
-        throw new ApiError(
-          'provider_not_configured',
-          'Save the provider credentials first: PUT /v1/projects/me/provider-credentials.',
-        );
-      }
-      const components = JSON.parse(template.components) as TemplateComponent[];
-      const header = headerOf(components);
-      const bodyComponent = bodyOf(components)!;
-      const footer = components.find((component) => component.type === 'FOOTER');
-      const bodyCount = placeholderCount(bodyComponent.text);
-      const headerCount = header ? placeholderCount(header.text) : 0;
-      if (!variablesMatch(bodyCount, body.variables) || !variablesMatch(headerCount, body.headerVariables)) {
-        throw new ApiError(
-          'template_variables_mismatch',
-          `Template '${template.name}' (${template.language}) needs variables ${expectedKeys(bodyCount)} and ` +
-            `headerVariables ${expectedKeys(headerCount)}; got variables ${describeKeys(body.variables)} and ` +
-            `headerVariables ${describeKeys(body.headerVariables)}.`,
-        );
-      }
+      // The project and template as last read; any doubt (a refusal, a change found at commit) is
+      // settled with a fresh read, so a remembered context never decides an answer on its own.
+      for (let attempt = 0; ; attempt++) {
+        const fresh = attempt > 0;
+        const context = await sendContexts.get(projectId, body.template, fresh);
+        let template: TemplatesTable;
+        let parts: TemplateParts;
+        try {
+          if (!context) throw new ApiError('unauthorized', 'The API key is unknown or revoked.');
+          // The template's own faults first (the spec's 422), then whether the project can send at all.
+          template = chooseTemplate(context.templates, body.template, body.language);
+          if (!context.providerConfigured) {
+            throw new ApiError(
+              'provider_not_configured',
+              'Save the provider credentials first: PUT /v1/projects/me/provider-credentials.',
+            );
+          }
+          parts = templateParts(template);
+          if (!variablesMatch(parts.bodyCount, body.variables) || !variablesMatch(parts.headerCount, body.headerVariables)) {
+            throw new ApiError(
+              'template_variables_mismatch',
+              `Template '${template.name}' (${template.language}) needs variables ${expectedKeys(parts.bodyCount)} and ` +
+                `headerVariables ${expectedKeys(parts.headerCount)}; got variables ${describeKeys(body.variables)} and ` +
+                `headerVariables ${describeKeys(body.headerVariables)}.`,
+            );
+          }
+        } catch (error) {
+          if (fresh) throw error;
+          continue;
+        }
 
-      const now = Date.now();
-      const content = {
-        ...(header && { header: renderText(header.text, body.headerVariables ?? {}) }),
-        body: renderText(bodyComponent.text, body.variables ?? {}),
-        ...(footer && { footer: footer.text }),
-      };
-      const message = queuedMessageRow(
-        {
+        const now = Date.now();
+        const content = {
+          ...(parts.header && { header: renderText(parts.header.text, body.headerVariables ?? {}) }),
+          body: renderText(parts.body.text, body.variables ?? {}),
+          ...(parts.footer && { footer: parts.footer.text }),
+        };
+        const message = queuedMessageRow(
+          {
+            projectId,
+            to: body.to,
+            template,
+            variables: body.variables ?? {},
+            ...(body.headerVariables && { headerVariables: body.headerVariables }),
+            content,
+          },
+          now,
+        );
+        await ctx.testHooks.beforeAuthorizedWrite?.('/v1/messages');
+        const result = await acceptor.accept({
+          keyId,
           projectId,
-          to: body.to,
+          message,
           template,
-          variables: body.variables ?? {},
-          ...(body.headerVariables && { headerVariables: body.headerVariables }),
-          content,
-        },
-        now,
-      );
-      await ctx.testHooks.beforeAuthorizedWrite?.('/v1/messages');
-      const result = await acceptor.accept({
-        keyId,
-        projectId,
-        message,
-        queuedEvent: {
-          id: newId('evt', now),
-          message_id: message.id,
-          project_id: projectId,
-          status: 'QUEUED',
-          occurred_at: now,
-          error: null,
-          created_at: now,
-        },
-        responseBody: JSON.stringify(messageView(message)),
-        ...(idempotencyKey !== undefined && { idempotency: { key: idempotencyKey, fingerprint } }),
-      });
-      return sendReplay(reply, result.status, result.body, result.replayed);
+          responseBody: acceptedMessageJson(message),
+          ...(idempotencyKey !== undefined && { idempotency: { key: idempotencyKey, fingerprint } }),
+        });
+        if (result.kind === 'stale') {
+          if (attempt < MAX_SEND_ATTEMPTS) continue;
+          throw new ApiError('unavailable', 'The template changed while the message was being sent; retry.', {
+            headers: { 'retry-after': '1' },
+          });
+        }
+        // A commit checked the key; a replay of another process's commit did not.
+        if (result.kind === 'replayed') await verifyKey(ctx, request);
+        else keyVerified(ctx, request);
+        return sendReplay(reply, result.status, result.body, result.replayed);
+      }
     },
   );
 
   api.get(
     '/v1/messages/:id',
     {
+      onRequest: authenticated,
       schema: {
         tags: ['Messages'],
         summary: 'A message with its current status',
@@ -301,6 +335,7 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
   api.get(
     '/v1/messages',
     {
+      onRequest: authenticated,
       schema: {
         tags: ['Messages'],
         summary: 'The project’s messages, newest first',
@@ -333,6 +368,7 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
   api.get(
     '/v1/messages/:id/events',
     {
+      onRequest: authenticated,
       schema: {
         tags: ['Messages'],
         summary: 'A message’s status history, each change with its webhook deliveries',
@@ -346,7 +382,7 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
       const message = await findMessage(ctx.database.reader, projectId, request.params.id);
       if (!message) throw new ApiError('not_found', 'No message of this project has that id.');
       const [events, deliveries] = await Promise.all([
-        listMessageEvents(ctx.database.reader, projectId, message.id),
+        listMessageEvents(ctx.database.reader, message),
         listDeliveriesForMessage(ctx.database.reader, projectId, message.id),
       ]);
       return events.map((event) => ({
