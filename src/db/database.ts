@@ -19,6 +19,14 @@ export interface Database {
   readonly sqlitePath: string | undefined;
   /** The PostgreSQL pool, for LISTEN/NOTIFY; undefined for SQLite. */
   readonly pool: pg.Pool | undefined;
+  /**
+   * Runs a worker's writes (one transaction, or statements) on `db` without a disk sync at each
+   * commit, for records that are redone if lost: a worker's claims and outcomes, never a 202's
+   * message. With SQLite, whose syncs block the one thread that also answers requests, they are
+   * synced by the next synced commit or within a second (NodeSqliteDatabase.withoutSync); with
+   * PostgreSQL, work runs as it is.
+   */
+  withoutSync<T>(work: (db: Db) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -42,7 +50,8 @@ export function sqlitePathOf(url: string): string | undefined {
 export function openDatabase(url: string, options: { poolSize: number }): Database {
   const sqlitePath = sqlitePathOf(url);
   if (sqlitePath !== undefined) {
-    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: openSqlite(sqlitePath) }) });
+    const writer = openSqlite(sqlitePath);
+    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: writer }) });
     const reader =
       sqlitePath === ':memory:'
         ? db
@@ -53,6 +62,8 @@ export function openDatabase(url: string, options: { poolSize: number }): Databa
       dialect: 'sqlite',
       sqlitePath,
       pool: undefined,
+      // Holding the connection (Kysely's lock) for the whole work: nothing else commits meanwhile.
+      withoutSync: (work) => db.connection().execute((connection) => writer.withoutSync(() => work(connection))),
       close: async () => {
         if (reader !== db) await reader.destroy();
         await db.destroy();
@@ -73,5 +84,13 @@ export function openDatabase(url: string, options: { poolSize: number }): Databa
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
-  return { db, reader: db, dialect: 'postgres', sqlitePath: undefined, pool, close: () => db.destroy() };
+  return {
+    db,
+    reader: db,
+    dialect: 'postgres',
+    sqlitePath: undefined,
+    pool,
+    withoutSync: (work) => work(db),
+    close: () => db.destroy(),
+  };
 }

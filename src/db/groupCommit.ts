@@ -11,22 +11,27 @@ interface Pending<Item, Outcome> {
  * Group commit: writes submitted while a transaction is committing wait and are committed
  * together in the next one, so one fsync serves many requests. Under no load a write commits on
  * its own at once; under load batches grow by themselves, up to `maxBatch`.
+ *
+ * `durable: false` is for a worker's records that are redone if a crash of the machine loses
+ * them: they are committed without a sync of their own (Database.withoutSync).
  */
 export class GroupCommitter<Item, Outcome> {
   readonly #database: Database;
   readonly #commit: (trx: Db, items: Item[]) => Promise<Outcome[]>;
   readonly #maxBatch: number;
+  readonly #durable: boolean;
   #queue: Pending<Item, Outcome>[] = [];
   #flushing = false;
 
   constructor(
     database: Database,
     commit: (trx: Db, items: Item[]) => Promise<Outcome[]>,
-    options: { maxBatch?: number } = {},
+    options: { maxBatch?: number; durable?: boolean } = {},
   ) {
     this.#database = database;
     this.#commit = commit;
     this.#maxBatch = options.maxBatch ?? 200;
+    this.#durable = options.durable ?? true;
   }
 
   submit(item: Item): Promise<Outcome> {
@@ -59,9 +64,9 @@ export class GroupCommitter<Item, Outcome> {
   }
 
   async #commitTogether(batch: Pending<Item, Outcome>[]): Promise<void> {
-    const outcomes = await this.#database.db
-      .transaction()
-      .execute((trx) => this.#commit(trx, batch.map((pending) => pending.item)));
+    const items = batch.map((pending) => pending.item);
+    const transaction = (db: Db) => db.transaction().execute((trx) => this.#commit(trx, items));
+    const outcomes = this.#durable ? await transaction(this.#database.db) : await this.#database.withoutSync(transaction);
     batch.forEach((pending, index) => pending.resolve(outcomes[index]!));
   }
 }

@@ -11,44 +11,112 @@ function toSqlite(value: unknown): Parameter {
   return value as Parameter;
 }
 
+function sqliteParameters(parameters: ReadonlyArray<unknown>): Parameter[] {
+  const out = new Array<Parameter>(parameters.length);
+  for (let i = 0; i < parameters.length; i++) out[i] = toSqlite(parameters[i]);
+  return out;
+}
+
 const STATEMENT_CACHE_SIZE = 500;
 
-/** Kysely's SqliteDialect over Node's built-in node:sqlite, with prepared statements reused. */
+/** How long a commit made without syncing may stay unsynced when no synced commit follows. */
+const SYNC_WITHIN_MS = 1000;
+
+/**
+ * Kysely's SqliteDialect over Node's built-in node:sqlite, with prepared statements reused: one
+ * object per SQL text, made once (whether it returns rows is asked once, not per query).
+ *
+ * Commits are synced to disk (synchronous = FULL: a 202 is a promise), except inside
+ * withoutSync: see there.
+ */
 export class NodeSqliteDatabase implements SqliteDatabase {
   readonly raw: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #statements = new Map<string, SqliteStatement>();
+  #syncing = true;
+  /** When the first commit not synced since the last synced one was made; undefined: none. */
+  #unsyncedSince: number | undefined;
+  #syncTimer: NodeJS.Timeout | undefined;
 
   constructor(raw: DatabaseSync) {
     this.raw = raw;
   }
 
   prepare(sql: string): SqliteStatement {
-    const stmt = this.#statement(sql);
-    const params = (parameters: ReadonlyArray<unknown>) => parameters.map(toSqlite);
-    return {
-      reader: stmt.columns().length > 0,
-      all: (parameters) => stmt.all(...params(parameters)),
-      run: (parameters) => stmt.run(...params(parameters)),
-      iterate: (parameters) => stmt.iterate(...params(parameters)),
-    };
-  }
-
-  close(): void {
-    this.#statements.clear();
-    if (this.raw.isOpen) this.raw.close();
-  }
-
-  #statement(sql: string): StatementSync {
-    let stmt = this.#statements.get(sql);
-    if (stmt === undefined) {
-      stmt = this.raw.prepare(sql);
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = sql === 'commit' ? this.#commit(wrap(this.raw.prepare(sql))) : wrap(this.raw.prepare(sql));
       if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
         this.#statements.delete(this.#statements.keys().next().value!);
       }
-      this.#statements.set(sql, stmt);
+      this.#statements.set(sql, statement);
     }
-    return stmt;
+    return statement;
   }
+
+  /**
+   * Runs `work` with commits that are not synced to disk one by one (synchronous = NORMAL), for
+   * records a crash of the machine may lose because they are redone (a worker's claims and
+   * outcomes: at least once). The caller holds the connection (Kysely's lock), so no other
+   * transaction commits meanwhile. WAL keeps commits in order: the next synced commit — the next
+   * 202's — puts these on disk too; without one, a checkpoint does within SYNC_WITHIN_MS. A crash
+   * of the process loses nothing either way (the OS has the writes).
+   */
+  async withoutSync<T>(work: () => Promise<T>): Promise<T> {
+    this.raw.exec('PRAGMA synchronous = NORMAL');
+    this.#syncing = false;
+    try {
+      return await work();
+    } finally {
+      this.raw.exec('PRAGMA synchronous = FULL');
+      this.#syncing = true;
+      this.#unsyncedSince ??= Date.now();
+      this.#syncTimer ??= setTimeout(() => this.#sync(), SYNC_WITHIN_MS).unref();
+    }
+  }
+
+  close(): void {
+    clearTimeout(this.#syncTimer);
+    this.#statements.clear();
+    if (this.raw.isOpen) {
+      if (this.#unsyncedSince !== undefined) this.raw.exec('PRAGMA wal_checkpoint(PASSIVE)');
+      this.raw.close();
+    }
+  }
+
+  /** A synced commit syncs every commit before it (the WAL is written in order). */
+  #commit(commit: SqliteStatement): SqliteStatement {
+    return {
+      ...commit,
+      run: (parameters) => {
+        const result = commit.run(parameters);
+        if (this.#syncing) this.#unsyncedSince = undefined;
+        return result;
+      },
+    };
+  }
+
+  #sync(): void {
+    this.#syncTimer = undefined;
+    if (this.#unsyncedSince === undefined || !this.raw.isOpen) return;
+    // A synced commit came since, but commits without one followed it: wait for the next one.
+    const wait = this.#unsyncedSince + SYNC_WITHIN_MS - Date.now();
+    // Inside someone's transaction: try again right after it.
+    if (wait > 0 || this.raw.isTransaction) {
+      this.#syncTimer = setTimeout(() => this.#sync(), Math.max(wait, 10)).unref();
+      return;
+    }
+    this.raw.exec('PRAGMA wal_checkpoint(PASSIVE)');
+    this.#unsyncedSince = undefined;
+  }
+}
+
+function wrap(stmt: StatementSync): SqliteStatement {
+  return {
+    reader: stmt.columns().length > 0,
+    all: (parameters) => stmt.all(...sqliteParameters(parameters)),
+    run: (parameters) => stmt.run(...sqliteParameters(parameters)),
+    iterate: (parameters) => stmt.iterate(...sqliteParameters(parameters)),
+  };
 }
 
 /** Opens (creating the folder and file if needed) an SQLite database with our settings. */
@@ -56,7 +124,7 @@ export function openSqlite(path: string): NodeSqliteDatabase {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new DatabaseSync(path, { enableForeignKeyConstraints: true, timeout: 5000 });
   raw.exec('PRAGMA journal_mode = WAL');
-  // A 202 is a promise: every commit reaches the disk before we answer.
+  // A 202 is a promise: every commit reaches the disk before we answer (see withoutSync).
   raw.exec('PRAGMA synchronous = FULL');
   raw.exec('PRAGMA foreign_keys = ON');
   return new NodeSqliteDatabase(raw);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/database.ts';
 import { GroupCommitter } from '../../src/db/groupCommit.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
@@ -33,6 +34,51 @@ for (const kind of databaseKinds()) {
         );
         const rows = await database.db.selectFrom('sandbox_submissions').select('id').execute();
         assert.equal(rows.length, 52);
+      } finally {
+        await database.close();
+        await testDb.drop();
+      }
+    });
+
+    it('commits a worker\'s records without a sync of their own, and never another write with them', async () => {
+      const testDb = await createTestDatabase(kind);
+      const database = openDatabase(testDb.url, { poolSize: 4 });
+      try {
+        await migrateToLatest(database.db, database.dialect);
+        const synchronous = async (db: typeof database.db) =>
+          Number(Object.values((await sql`pragma synchronous`.execute(db)).rows[0] as object)[0]);
+        const submission = (id: string) => ({ id, message_id: 'm', provider_message_id: null, recipient: '+1', outcome: 'x', submitted_at: 0 });
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        let inside: number | undefined;
+        const relaxed = new GroupCommitter<string, string>(
+          database,
+          async (trx, ids) => {
+            if (kind === 'sqlite') inside = await synchronous(trx);
+            await trx.insertInto('sandbox_submissions').values(ids.map(submission)).execute();
+            await held;
+            return ids;
+          },
+          { durable: false },
+        );
+        const worker = relaxed.submit('w1');
+        // A write that comes meanwhile (a 202's, say) waits for the connection, and commits synced.
+        const other = database.db.transaction().execute(async (trx) => {
+          const level = kind === 'sqlite' ? await synchronous(trx) : undefined;
+          await trx.insertInto('sandbox_submissions').values(submission('a1')).execute();
+          return level;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        release();
+        assert.equal(await worker, 'w1');
+        const otherLevel = await other;
+        if (kind === 'sqlite') {
+          assert.equal(inside, 1, 'NORMAL inside the worker\'s transaction');
+          assert.equal(otherLevel, 2, 'FULL for the other write');
+          assert.equal(await synchronous(database.db), 2, 'FULL again after');
+        }
+        const rows = await database.db.selectFrom('sandbox_submissions').select('id').orderBy('id').execute();
+        assert.deepEqual(rows.map((row) => row.id), ['a1', 'w1']);
       } finally {
         await database.close();
         await testDb.drop();
