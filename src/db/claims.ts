@@ -42,14 +42,23 @@ export async function claimDue<T extends QueueTable>(
   return result.rows;
 }
 
-/** When the next row falls due (or its lease runs out), for a worker deciding how long to sleep. */
+/**
+ * When the next row falls due (or its lease runs out), for a worker deciding how long to sleep:
+ * the earliest due time of a row free to claim, or the earliest end of a lease held past its due
+ * time (a leased row is claimable again only then). Each is an index seek (the due index; the
+ * partial index of leased rows), not a scan: this runs after every batch.
+ */
 export async function nextDueAt(db: Db, table: QueueTable, dueColumn: DueColumn = 'due_at'): Promise<number | undefined> {
   const due = sql.ref(dueColumn);
-  const result = await sql<{ next: number | string | null }>`
-    select min(case when lease_expires_at > ${due} then lease_expires_at else ${due} end) as next
-    from ${sql.table(table)} where ${due} is not null`.execute(db);
-  const next = result.rows[0]?.next;
-  return next === null || next === undefined ? undefined : Number(next);
+  const t = sql.table(table);
+  const result = await sql<{ free: number | string | null; leased: number | string | null }>`
+    select
+      (select ${due} from ${t} where ${due} is not null and (lease_expires_at is null or lease_expires_at <= ${due})
+       order by ${due} limit 1) as free,
+      (select min(lease_expires_at) from ${t} where lease_expires_at is not null and ${due} is not null
+       and lease_expires_at > ${due}) as leased`.execute(db);
+  const times = [result.rows[0]?.free, result.rows[0]?.leased].filter((time) => time !== null && time !== undefined).map(Number);
+  return times.length === 0 ? undefined : Math.min(...times);
 }
 
 // Fair queues. messages and webhook_deliveries are queues with a slice per project (the partial

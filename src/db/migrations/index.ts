@@ -6,6 +6,7 @@ import * as m0004d from './0004_dispatch_pipeline.ts';
 import * as m0004 from './0004_webhook_pipeline.ts';
 import * as m0006 from './0006_tenant_limits.ts';
 import * as m0007 from './0007_worker_heartbeats.ts';
+import * as m0008 from './0008_request_path.ts';
 
 /** Every migration, in order. Names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0004_webhook_pipeline': m0004,
   '0006_tenant_limits': m0006,
   '0007_worker_heartbeats': m0007,
+  '0008_request_path': m0008,
 };
