@@ -46,7 +46,9 @@ function prettyStream(): DestinationStream {
   return { write: (line: string) => void process.stdout.write(prettyLine(line)) };
 }
 
-export function createLogger(level: string, format: 'json' | 'pretty' = 'json'): Logger {
+/** The service's logger: JSON lines on stdout (or `destination`), or lines for a person on a terminal. */
+export function createLogger(level: string, format: 'json' | 'pretty' = 'json', destination?: DestinationStream): Logger {
   const options = { level, redact: { paths: REDACT, censor: '[redacted]' }, base: { service: 'svc' } };
+  if (destination) return pino(options, destination);
   return format === 'pretty' ? pino(options, prettyStream()) : pino(options);
 }
