@@ -257,20 +257,57 @@ export interface MessageFilter {
  * A page of the project's messages, newest first: `limit + 1` rows after the cursor. Ids sort by
  * queue time, so the time filters become id bounds and every filter walks one index range.
  */
+/** What a message's view shows: every column but the dispatcher's bookkeeping. */
+export type MessageViewRow = Pick<
+  MessageRow,
+  | 'id'
+  | 'status'
+  | 'recipient'
+  | 'template_name'
+  | 'language'
+  | 'queued_at'
+  | 'updated_at'
+  | 'sent_at'
+  | 'delivered_at'
+  | 'read_at'
+  | 'failed_at'
+  | 'provider_message_id'
+  | 'error'
+  | 'variables'
+  | 'header_variables'
+  | 'rendered'
+>;
+const VIEW_COLUMNS =
+  'id, status, recipient, template_name, language, queued_at, updated_at, sent_at, delivered_at, read_at, failed_at, ' +
+  'provider_message_id, error, variables, header_variables, rendered';
+
+// One prepared statement per combination of filters used (at most 64).
+const listStatements = new Map<string, Statement<MessageViewRow>>();
+
+/**
+ * A page of the project's messages, newest first: `limit + 1` rows after the cursor. Ids sort by
+ * queue time, so the time filters become id bounds and every filter walks one index range.
+ */
 export async function listMessages(
   db: Db,
   projectId: string,
   filter: MessageFilter,
   page: { limit: number; beforeId?: string },
-): Promise<MessageRow[]> {
-  let query = db.selectFrom('messages').selectAll().where('project_id', '=', projectId);
-  if (filter.status) query = query.where('status', '=', filter.status);
-  if (filter.to) query = query.where('recipient', '=', filter.to);
-  if (filter.template) query = query.where('template_name', '=', filter.template);
-  if (filter.since !== undefined) query = query.where('id', '>=', idLowerBound('msg', filter.since));
-  if (filter.until !== undefined) query = query.where('id', '<', idLowerBound('msg', filter.until));
-  if (page.beforeId) query = query.where('id', '<', page.beforeId);
-  return query.orderBy('id', 'desc').limit(page.limit + 1).execute();
+): Promise<MessageViewRow[]> {
+  const conditions: [string, unknown][] = [['project_id = ?', projectId]];
+  if (filter.status) conditions.push(['status = ?', filter.status]);
+  if (filter.to) conditions.push(['recipient = ?', filter.to]);
+  if (filter.template) conditions.push(['template_name = ?', filter.template]);
+  if (filter.since !== undefined) conditions.push(['id >= ?', idLowerBound('msg', filter.since)]);
+  if (filter.until !== undefined) conditions.push(['id < ?', idLowerBound('msg', filter.until)]);
+  if (page.beforeId) conditions.push(['id < ?', page.beforeId]);
+  const where = conditions.map(([condition]) => condition).join(' and ');
+  let list = listStatements.get(where);
+  if (list === undefined) {
+    list = statement<MessageViewRow>(`select ${VIEW_COLUMNS} from messages where ${where} order by id desc limit ?`);
+    listStatements.set(where, list);
+  }
+  return list.rows(db, [...conditions.map(([, value]) => value), page.limit + 1]);
 }
 
 const STORED_EVENTS = statement<MessageEventRow>('select * from message_events where project_id = ? and message_id = ? order by id');

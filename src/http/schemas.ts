@@ -39,8 +39,32 @@ export function errorResponses(...codes: ErrorCode[]): Record<number, unknown> {
 
 export const BEARER = [{ bearer: [] }];
 
+const DAY_MS = 86_400_000;
+const LAST_4_DIGIT_YEAR_MS = 253_402_300_800_000; // 10000-01-01T00:00:00.000Z
+let cachedDay = Number.NaN;
+let cachedDayPrefix = '';
+
+const pad2 = (n: number) => (n < 10 ? '0' : '') + n;
+const pad3 = (n: number) => (n < 10 ? '00' : n < 100 ? '0' : '') + n;
+
+/**
+ * Epoch milliseconds as ISO 8601 UTC with milliseconds: exactly Date#toISOString, with the date
+ * part made once per day (a page of messages formats hundreds of times).
+ */
 export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  if (!Number.isInteger(ms) || ms < 0 || ms >= LAST_4_DIGIT_YEAR_MS) return new Date(ms).toISOString();
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== cachedDay) {
+    cachedDayPrefix = new Date(day * DAY_MS).toISOString().slice(0, 11);
+    cachedDay = day;
+  }
+  let rest = ms - day * DAY_MS;
+  const hours = Math.floor(rest / 3_600_000);
+  rest -= hours * 3_600_000;
+  const minutes = Math.floor(rest / 60_000);
+  rest -= minutes * 60_000;
+  const seconds = Math.floor(rest / 1000);
+  return `${cachedDayPrefix}${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest - seconds * 1000)}Z`;
 }
 
 export function isoOrNull(ms: number | null): string | null {

@@ -6,6 +6,7 @@ import {
   listMessageEvents,
   listMessages,
   type MessageRow,
+  type MessageViewRow,
   queuedMessageRow,
 } from '../../db/messages.ts';
 import type { TemplatesTable } from '../../db/tables.ts';
@@ -58,7 +59,7 @@ export const MessageView = Type.Object({
   ),
 });
 
-export function messageView(row: MessageRow) {
+export function messageView(row: MessageViewRow) {
   return {
     id: row.id,
     status: row.status,
@@ -79,21 +80,70 @@ export function messageView(row: MessageRow) {
   };
 }
 
+// Strings svc made or validated (ids, names, languages, E.164 numbers) need no escaping; anything
+// else goes through JSON.stringify.
+const PLAIN = /^[\w+.:-]*$/;
+const json = (value: string) => (PLAIN.test(value) ? `"${value}"` : JSON.stringify(value));
+const isoJson = (ms: number | null) => (ms === null ? 'null' : `"${iso(ms)}"`);
+
+// The schema's serialiser (fast-json-stringify, as Fastify compiles it) writes an object's
+// required properties first, then its optional ones, each group in the schema's order.
+function serialisedOrder(schema: { properties: object; required?: string[] }): string[] {
+  const required = schema.required ?? [];
+  return [...required, ...Object.keys(schema.properties).filter((name) => !required.includes(name))];
+}
+const ERROR_FIELDS = serialisedOrder(ProviderErrorView);
+
+/** A stored provider error as the schema serialises it. */
+function providerErrorJson(stored: string): string {
+  const error = JSON.parse(stored) as Record<string, unknown>;
+  const fields = ERROR_FIELDS.filter((field) => error[field] !== undefined && error[field] !== null);
+  return `{${fields.map((field) => `${json(field)}:${json(String(error[field]))}`).join(',')}}`;
+}
+
+/** The rendered content as the schema serialises it: body first; the stored JSON has the header first. */
+function contentJson(rendered: string): string {
+  if (!rendered.startsWith('{"header":')) return rendered;
+  const { header, body, footer } = JSON.parse(rendered) as { header: string; body: string; footer?: string };
+  return `{"body":${json(body)},"header":${json(header)}${footer === undefined ? '' : `,"footer":${json(footer)}`}}`;
+}
+
 /**
- * The 202 body: messageView of a message just queued, as JSON, written from the row's own JSON
- * columns instead of parsing them back and serialising again. The same bytes as
- * JSON.stringify(messageView(row)) (a test holds them to it).
+ * messageView(row) as the route's response schema serialises it, written straight from the row:
+ * its JSON columns (written by svc from validated input) go in as they are instead of being
+ * parsed back and serialised again. A test holds it byte-equal to the schema's serialiser.
+ */
+export function messageJson(row: MessageViewRow): string {
+  return (
+    `{"id":${json(row.id)},"status":"${row.status}","to":${json(row.recipient)},` +
+    `"template":${json(row.template_name)},"language":${json(row.language)},` +
+    `"queuedAt":${isoJson(row.queued_at)},"updatedAt":${isoJson(row.updated_at)},"sentAt":${isoJson(row.sent_at)},` +
+    `"deliveredAt":${isoJson(row.delivered_at)},"readAt":${isoJson(row.read_at)},"failedAt":${isoJson(row.failed_at)},` +
+    `"providerMessageId":${row.provider_message_id === null ? 'null' : json(row.provider_message_id)},` +
+    `"variables":${row.variables},"content":${contentJson(row.rendered)}` +
+    (row.status === 'FAILED' && row.error !== null ? `,"error":${providerErrorJson(row.error)}` : '') +
+    (row.header_variables !== null ? `,"headerVariables":${row.header_variables}` : '') +
+    '}'
+  );
+}
+
+/**
+ * The 202 body: JSON.stringify(messageView(row)) of a message just queued (the bytes the 202 has
+ * always had, also stored for idempotent replays), written from the row's JSON columns.
  */
 export function acceptedMessageJson(row: MessageRow): string {
-  const queuedAt = JSON.stringify(iso(row.queued_at));
   return (
-    `{"id":${JSON.stringify(row.id)},"status":"QUEUED","to":${JSON.stringify(row.recipient)},` +
-    `"template":${JSON.stringify(row.template_name)},"language":${JSON.stringify(row.language)},` +
-    `"queuedAt":${queuedAt},"updatedAt":${JSON.stringify(iso(row.updated_at))},"sentAt":null,"deliveredAt":null,` +
+    `{"id":${json(row.id)},"status":"QUEUED","to":${json(row.recipient)},` +
+    `"template":${json(row.template_name)},"language":${json(row.language)},` +
+    `"queuedAt":${isoJson(row.queued_at)},"updatedAt":${isoJson(row.updated_at)},"sentAt":null,"deliveredAt":null,` +
     `"readAt":null,"failedAt":null,"providerMessageId":null,"variables":${row.variables},` +
     (row.header_variables !== null ? `"headerVariables":${row.header_variables},` : '') +
     `"content":${row.rendered}}`
   );
+}
+
+function sendJson(reply: FastifyReply, body: string) {
+  return reply.type('application/json; charset=utf-8').send(body);
 }
 
 /** Sends of one request check again with fresh reads at most this often when the template changes under them. */
@@ -325,10 +375,10 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
         response: { 200: MessageView, ...errorResponses('not_found') },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const message = await findMessage(ctx.database.reader, request.auth.projectId, request.params.id);
       if (!message) throw new ApiError('not_found', 'No message of this project has that id.');
-      return messageView(message);
+      return sendJson(reply, messageJson(message));
     },
   );
 
@@ -361,7 +411,7 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
         },
         { limit, beforeId: decodeCursor(cursor) },
       );
-      return paginate(request, reply, rows, limit).map(messageView);
+      return sendJson(reply, `[${paginate(request, reply, rows, limit).map(messageJson).join(',')}]`);
     },
   );
 

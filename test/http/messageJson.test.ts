@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fastJson from 'fast-json-stringify';
+import { type MessageRow, type NewMessage, queuedMessageRow } from '../../src/db/messages.ts';
+import { acceptedMessageJson, messageJson, MessageView, messageView } from '../../src/http/routes/messages.ts';
+
+// Messages are answered as JSON written straight from their rows (issue #11): the bytes must be
+// those the route's response schema gave before — its serialiser (fast-json-stringify, as Fastify
+// compiles it) applied to messageView(row) — for every kind of message.
+
+const serialise = fastJson(MessageView as object);
+
+describe('a message as JSON', () => {
+  const template = { id: 'tpl_01', name: 'order_update', language: 'pt_BR', category: 'UTILITY' };
+  const messages: Omit<NewMessage, 'projectId' | 'to' | 'template'>[] = [
+    { variables: { '1': 'Ana', '2': 'A-1001' }, content: { body: 'Olá Ana, pedido A-1001.' } },
+    {
+      variables: { '2': 'Zoë "Z" \\ ☃ \u2028', '1': '</script>', '10': 'x' },
+      headerVariables: { '1': '#1001' },
+      content: { header: 'Pedido #1001', body: 'Olá 😀\ttab', footer: 'Acme' },
+    },
+    { variables: {}, content: { body: 'No variables', footer: 'Acme' } },
+  ];
+  const queued = messages.map((message, index) =>
+    queuedMessageRow({ projectId: 'proj_01', to: '+5511987654321', template, ...message }, 1_795_000_000_123 + index),
+  );
+  const later: MessageRow[] = [
+    { ...queued[0]!, status: 'SENT', sent_at: 1_795_000_001_000, provider_message_id: 'wamid.x"y', updated_at: 1_795_000_001_000 },
+    { ...queued[1]!, status: 'READ', sent_at: 1, delivered_at: 2, read_at: 3, provider_message_id: 'wamid.2', updated_at: 3 },
+    {
+      ...queued[2]!,
+      status: 'FAILED',
+      failed_at: 5,
+      error: JSON.stringify({ message: 'Message undeliverable "now"', title: 'Undeliverable', code: '131026', extra: 'not in the schema' }),
+    },
+    // An error kept on a message that is not FAILED is not shown (messageView's rule).
+    { ...queued[0]!, status: 'SENT', error: JSON.stringify({ code: '1', title: 't', message: 'm' }) },
+  ];
+
+  for (const [index, row] of [...queued, ...later].entries()) {
+    it(`is what the response schema serialises, ${row.status} case ${index + 1}`, () => {
+      assert.equal(messageJson(row), serialise(messageView(row)));
+      assert.deepEqual(JSON.parse(messageJson(row)), JSON.parse(serialise(messageView(row))));
+    });
+  }
+
+  it('the 202 of a queued message is the same bytes', () => {
+    for (const row of queued) assert.equal(acceptedMessageJson(row), JSON.stringify(messageView(row)));
+  });
+});
