@@ -141,4 +141,7 @@ writeFileSync(
   ),
 );
 context.log(`raw results: ${file}`);
-process.exit(0);
+// A target that failed in any run fails the command (the tables still show the other runs).
+const failures = [...results.values()].flat().reduce((sum, target) => sum + target.errors.length, 0);
+if (failures > 0) context.log(`${failures} target run(s) failed`);
+process.exit(failures > 0 ? 1 : 0);
