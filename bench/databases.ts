@@ -77,7 +77,10 @@ async function postgresDatabase(base: string): Promise<BenchDatabase> {
   url.searchParams.set('options', `-c search_path=${schema}`);
   url.searchParams.set('application_name', schema);
   let pool: pg.Pool | undefined;
-  const open = () => (pool ??= new pg.Pool({ connectionString: url.toString(), max: 2 }));
+  // Idle connections are kept: while this target runs, a connection named after its schema
+  // tells another harness's cleanup that the schema is in use.
+  const open = () => (pool ??= new pg.Pool({ connectionString: url.toString(), max: 2, idleTimeoutMillis: 0 }));
+  await open().query('select 1');
   return {
     kind: 'postgres',
     url: url.toString(),
@@ -114,19 +117,28 @@ export async function freshDatabase(kind: DatabaseKind, postgresUrl: string | un
 }
 
 /**
- * Removes what the runs made: SQLite folders, and PostgreSQL schemas named bench_* (also those a
- * crashed earlier run left). Called once at the end, not after each run: dropping a schema while
- * another process's migrator reads the catalogue can fail that migrator.
+ * Removes what the runs made: SQLite folders, and PostgreSQL schemas named bench_… (with a
+ * suffix such as _gw for graphile-worker's). Called once at the end, not after each run:
+ * dropping a schema while another process's migrator reads the catalogue can fail that
+ * migrator. Schemas another run left (crashed) go too, unless a connection named after one
+ * (its application_name) is open: then another harness is using it now.
  */
 export async function dropBenchDatabases(postgresUrl: string | undefined): Promise<void> {
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
-  schemas.length = 0;
+  const own = new Set(schemas.splice(0));
   if (!postgresUrl) return;
   const client = new pg.Client({ connectionString: postgresUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ name: string }>("select nspname as name from pg_namespace where nspname ~ '^bench_[0-9a-f]{12}$'");
-    for (const { name } of rows) await client.query(`drop schema if exists ${name} cascade`);
+    const { rows } = await client.query<{ name: string; busy: boolean }>(
+      `select nspname as name,
+              exists (select 1 from pg_stat_activity where application_name = substring(nspname from '^bench_[0-9a-f]{12}')) as busy
+       from pg_namespace where nspname ~ '^bench_[0-9a-f]{12}(_[a-z]+)?$'`,
+    );
+    for (const { name, busy } of rows) {
+      const base = name.slice(0, 'bench_'.length + 12);
+      if (own.has(base) || !busy) await client.query(`drop schema if exists ${name} cascade`);
+    }
   } finally {
     await client.end();
   }

@@ -1,7 +1,6 @@
 // dispatch-throughput: how fast one svc worker process drains a queue of QUEUED messages with
 // pacing out of the way (sandbox provider, cap 100,000/s, delivery reports an hour away), against
 // graphile-worker draining as many no-op jobs from the same PostgreSQL.
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { queueGraphileJobs } from '../anchors/graphileWorker.ts';
 import { type BenchDatabase, countWhere, type DatabaseKind, freshDatabase, queueMessages } from '../databases.ts';
@@ -81,9 +80,9 @@ const graphileWorker: Target = {
   name: 'graphile-worker',
   async run(context) {
     const count = jobsOf(context);
-    // Its own fresh schema, made by its migrations (the name matches the harness's cleanup).
+    // Its own fresh schema, made by its migrations, named after the target's (for the cleanup).
     const database = await freshDatabase('postgres', context.postgresUrl);
-    const schema = `bench_${randomBytes(6).toString('hex')}`;
+    const schema = `${database.place}_gw`;
     try {
       await queueGraphileJobs(database.url, schema, count);
       const pgBefore = cpuByName('postgres');
