@@ -29,7 +29,8 @@ export class OutcomeRecorder {
     this.#database = database;
     this.#notifier = notifier;
     this.#retryScheduleMs = retryScheduleMs;
-    this.#committer = new GroupCommitter(database, (trx, items) => this.#commit(trx, items), { maxBatch: 500 });
+    // Not synced one by one: an outcome lost with the machine is a message sent again (at least once).
+    this.#committer = new GroupCommitter(database, (trx, items) => this.#commit(trx, items), { maxBatch: 500, durable: false });
   }
 
   async record(message: MessageRow, outcome: SendOutcome): Promise<void> {

@@ -207,11 +207,10 @@ export class Dispatcher {
     }
     if (quotas.size === 0) return;
     const leaseEnd = now + this.#leaseMs;
-    const rows = await claimProjectHeads(database.db, database.dialect, 'messages', {
-      now,
-      leaseMs: this.#leaseMs,
-      quotas,
-    });
+    // A claim lost with the machine is claimed again once its lease runs out: not synced one by one.
+    const rows = await database.withoutSync((db) =>
+      claimProjectHeads(db, database.dialect, 'messages', { now, leaseMs: this.#leaseMs, quotas }),
+    );
     const claimedPerProject = new Map<string, number>();
     for (const message of rows) {
       const sender = senders.get(message.project_id)!;

@@ -28,7 +28,8 @@ export class WebhookRecorder {
 
   constructor(database: Database) {
     this.#database = database;
-    this.#committer = new GroupCommitter(database, (trx, items) => this.#commit(trx, items), { maxBatch: 500 });
+    // Not synced one by one: an attempt record lost with the machine is an attempt made again (at least once).
+    this.#committer = new GroupCommitter(database, (trx, items) => this.#commit(trx, items), { maxBatch: 500, durable: false });
   }
 
   async attempt(recorded: RecordedAttempt): Promise<void> {
