@@ -18,9 +18,10 @@ import type { BenchContext, Scenario } from './scenario.ts';
 import { accept } from './scenarios/accept.ts';
 import { dispatchThroughput } from './scenarios/dispatch.ts';
 import { pacing } from './scenarios/pacing.ts';
+import { reads } from './scenarios/reads.ts';
 import { webhooks } from './scenarios/webhooks.ts';
 
-const SCENARIOS: Scenario[] = [accept, dispatchThroughput, pacing, webhooks];
+const SCENARIOS: Scenario[] = [accept, dispatchThroughput, pacing, webhooks, reads];
 const benchDir = dirname(fileURLToPath(import.meta.url));
 
 const { values } = parseArgs({
