@@ -119,10 +119,20 @@ export class MessageAcceptor {
     const templates = await currentTemplates(trx, dialect, [
       ...new Set(items.filter((item) => keys.has(item.keyId)).map((item) => item.template.id)),
     ]);
+    // Sends checked against the same remembered template share its row: compared once.
+    const compared = new Map<TemplatesTable, boolean>();
+    const stillTheSame = (template: TemplatesTable) => {
+      let same = compared.get(template);
+      if (same === undefined) {
+        same = unchanged(template, templates.get(template.id));
+        compared.set(template, same);
+      }
+      return same;
+    };
     const outcomes = items.map((item): CommitOutcome => {
       const key = keys.get(item.keyId);
       if (key === undefined || key.projectId !== item.projectId) return 'revoked';
-      if (!key.providerConfigured || !unchanged(item.template, templates.get(item.template.id))) return 'stale';
+      if (!key.providerConfigured || !stillTheSame(item.template)) return 'stale';
       return 'accepted';
     });
     const records: IdempotencyRecord[] = [];
