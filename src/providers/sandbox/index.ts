@@ -21,6 +21,7 @@ import { MAGIC, TEMPORARILY_UNAVAILABLE, UNDELIVERABLE } from './magicRecipients
 import { sandboxReview } from './reviewRules.ts';
 
 const REPORT_BATCH = 200;
+const REPORT_CONCURRENCY = 16;
 // Making a report takes milliseconds; a short lease lets a restarted process take over quickly.
 const REPORT_LEASE_MS = 5_000;
 
@@ -131,17 +132,30 @@ export class SandboxProvider implements Provider {
             limit: REPORT_BATCH,
             leaseMs: REPORT_LEASE_MS,
           });
-          for (const report of due) {
-            // Like WhatsApp's biz_opaque_callback_data, the report names our message id too.
-            await inbound({
-              kind: 'message',
-              messageId: report.message_id,
-              providerMessageId: report.provider_message_id,
-              status: report.status as Exclude<MessageStatus, 'QUEUED'>,
-              occurredAt: report.due_at,
-              ...(report.error !== null && { error: JSON.parse(report.error) as ProviderError }),
-            });
+          // Reports about different messages are applied side by side (a real provider's webhooks
+          // arrive in parallel too); one message's reports in the order they fall due.
+          const byMessage = new Map<string, SandboxReportsTable[]>();
+          for (const report of due.toSorted((a, b) => a.due_at - b.due_at)) {
+            byMessage.set(report.message_id, [...(byMessage.get(report.message_id) ?? []), report]);
           }
+          const queue = [...byMessage.values()];
+          await Promise.all(
+            Array.from({ length: Math.min(REPORT_CONCURRENCY, queue.length) }, async () => {
+              for (let reports = queue.shift(); reports; reports = queue.shift()) {
+                for (const report of reports) {
+                  // Like WhatsApp's biz_opaque_callback_data, the report names our message id too.
+                  await inbound({
+                    kind: 'message',
+                    messageId: report.message_id,
+                    providerMessageId: report.provider_message_id,
+                    status: report.status as Exclude<MessageStatus, 'QUEUED'>,
+                    occurredAt: report.due_at,
+                    ...(report.error !== null && { error: JSON.parse(report.error) as ProviderError }),
+                  });
+                }
+              }
+            }),
+          );
           // Made (or about a message that no longer exists): either way, done.
           if (due.length > 0) {
             await db
