@@ -14,6 +14,8 @@ export interface ProviderError {
   code: string;
   title: string;
   message: string;
+  /** Meta's trace id of the failed call, for a support escalation. */
+  fbtraceId?: string;
 }
 
 export interface ProviderCredentials {

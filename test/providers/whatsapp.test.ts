@@ -331,8 +331,9 @@ for (const kind of databaseKinds()) {
         await waitForStatus(server, key, id, 'SENT');
       });
 
-      it('a permanent error (132001) fails the message at once with Meta’s code', async () => {
-        fake.failNext('send', graphError(404, 132001, 'Template name does not exist in the translation', 'template name (order_update) does not exist in en_US'));
+      it('a permanent error (132001) fails the message at once with Meta’s code and trace id', async () => {
+        const refusal = graphError(404, 132001, 'Template name does not exist in the translation', 'template name (order_update) does not exist in en_US');
+        fake.failNext('send', refusal);
         const before = fake.sends().length;
         const id = await send();
         const failed = await waitForStatus(server, key, id, 'FAILED');
@@ -340,6 +341,7 @@ for (const kind of databaseKinds()) {
           code: '132001',
           title: 'Template name does not exist in the translation',
           message: 'template name (order_update) does not exist in en_US',
+          fbtraceId: (refusal.body as any).error.fbtrace_id,
         });
         assert.equal(fake.sends().length - before, 1);
         assert.deepEqual(await statuses(id), ['QUEUED', 'FAILED']);

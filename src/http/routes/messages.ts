@@ -35,7 +35,12 @@ const Status = Type.Union([
   Type.Literal('FAILED'),
 ]);
 
-const ProviderErrorView = Type.Object({ code: Type.String(), title: Type.String(), message: Type.String() });
+const ProviderErrorView = Type.Object({
+  code: Type.String(),
+  title: Type.String(),
+  message: Type.String(),
+  fbtraceId: Type.Optional(Type.String({ description: 'Meta’s trace id of the failed call, for a support escalation.' })),
+});
 
 export const MessageView = Type.Object({
   id: Type.String({ examples: ['msg_01jd2k3m4n5p6q7r8s9t0v1w2x'] }),

@@ -1,57 +1,62 @@
 import type { ProviderError } from '../provider.ts';
 import type { GraphErrorBody, GraphFailure } from './client.ts';
 
-// Graph API failures → send outcomes. Meta recommends deciding on `code` (not the HTTP status or
-// the deprecated subcode), with `error_data.details` as the human explanation.
+// Graph API failures → outcomes. Meta says to decide on `code` and explain with
+// `error_data.details`, never on the HTTP status or `error_subcode` (not returned since v16).
+// Every code of Meta's error-code table (Cloud API reference, "Error codes") is classified here,
+// by what waiting can fix: a retry helps only when the cause passes by itself (an outage,
+// throttling) or can be fixed in time for the retry schedule without touching the message
+// (CONTRACT §5: a token rotated or a permission granted in time rescues queued messages).
 
 export type FailureClass =
   | { kind: 'transient'; error: ProviderError; retryAfterMs?: number }
   | { kind: 'permanent'; error: ProviderError };
 
-/**
- * Codes worth retrying: throttling, Meta-side outages, and a rejected or under-privileged access
- * token (CONTRACT §5: a token rotated in time rescues queued messages).
- */
-const TRANSIENT_CODES = new Set([
-  // Authorization: AuthException, API method, permission denied, token invalid or expired.
-  0, 3, 10, 190,
-  // Temporary Graph errors: unknown, service.
-  1, 2,
-  // Throttling: API too many calls, WABA rate limit, Cloud API throughput, spam rate limit,
-  // pair rate limit.
-  4, 80007, 130429, 131048, 131056,
-  // Something went wrong, service unavailable, business account in maintenance mode.
-  131000, 131016, 131057,
-  // Server temporarily unavailable.
-  133004,
-]);
+/** Meta's codes by class: the key names the class, for the reader and the tests. */
+export const GRAPH_ERROR_CLASSES = {
+  transient: {
+    /** The token expired or was invalidated (AuthException, 190): a rotated token rescues the message. */
+    token: [0, 190],
+    /** A permission not granted or removed (3, 10, 131005; 200–299 below): granting it in time rescues it. */
+    permission: [3, 10, 131005],
+    /** Throttling: app, WABA, throughput, spam, pair and registration rate limits; "wait and try again". */
+    throttling: [4, 80007, 130429, 131048, 131056, 133016, 133008, 133009, 133015],
+    /** Meta-side trouble: unknown, service, something went wrong, unavailable, maintenance, still syncing. */
+    outage: [1, 2, 131000, 131016, 131057, 133004, 2494100, 134101],
+  },
+  permanent: {
+    /** The business account is restricted, blocked or locked by policy (HTTP 403, yet never passing by itself). */
+    integrity: [368, 130497, 131031],
+    /** The request itself is wrong. */
+    request: [33, 100, 131008, 131009, 131051, 131052, 131053, 135000, 131055, 134100],
+    /** The recipient cannot get it: not on WhatsApp, the sender itself, opted out, outside the window, held back. */
+    recipient: [131021, 131026, 131047, 131049, 131050, 130472, 470],
+    /** The template: parameters, missing, too long, policy, paused, disabled, Flows. */
+    template: [132000, 132001, 132005, 132007, 132012, 132015, 132016, 132068, 132069, 134102],
+    /** The business account or number is not set up to send: display name, payment, registration, PIN. */
+    account: [131037, 131042, 131045, 133000, 133005, 133006, 133010, 134011],
+    /** Template management, migration, insights and onboarding errors (never passing by themselves). */
+    management: [
+      2388001, 2388012, 2388019, 2388040, 2388047, 2388072, 2388073, 2388091, 2388093, 2388103, 2388293, 2388299,
+      200005, 200006, 200007, 2593079, 2593085, 2593107, 2593108, 1752041,
+    ],
+  },
+} as const;
 
-/**
- * Codes that will fail the same way however often they are retried. Listed for the reader: any
- * other 4xx answer with a code is permanent too.
- */
-export const PERMANENT_CODES = new Set([
-  100, // invalid parameter
-  470, // re-engagement (older API versions)
-  131008, // required parameter missing
-  131009, // parameter value invalid
-  131026, // message undeliverable
-  131030, // recipient not in the allowed list
-  131031, // business account locked
-  131047, // re-engagement message (outside the 24 h window)
-  131051, // unsupported message type
-  132000, // template parameter count mismatch
-  132001, // template does not exist
-  132005, // translated text too long
-  132007, // template format character policy violated
-  132012, // template parameter format mismatch
-  132015, // template paused
-  132016, // template disabled
-  133010, // phone number not registered
-]);
+type Kind = keyof typeof GRAPH_ERROR_CLASSES;
 
-function isPermissionCode(code: number): boolean {
-  return code >= 200 && code <= 299;
+const CLASS_OF = new Map<number, { kind: Kind; group: string }>();
+for (const kind of Object.keys(GRAPH_ERROR_CLASSES) as Kind[]) {
+  for (const [group, codes] of Object.entries(GRAPH_ERROR_CLASSES[kind])) {
+    for (const code of codes as readonly number[]) CLASS_OF.set(code, { kind, group });
+  }
+}
+
+/** The class Meta's table gives a code, or undefined for a code it does not list. */
+export function graphErrorClass(code: number): { kind: Kind; group: string } | undefined {
+  // 200–299: API permission (Meta lists the range as one row).
+  if (code >= 200 && code <= 299) return { kind: 'transient', group: 'permission' };
+  return CLASS_OF.get(code);
 }
 
 /** "(#131026) Message Undeliverable." → "Message Undeliverable." */
@@ -66,31 +71,49 @@ export function providerErrorOf(error: GraphErrorBody, fallbackCode: string): Pr
     code: typeof error.code === 'number' ? String(error.code) : fallbackCode,
     title,
     message: error.error_data?.details ?? error.error_user_msg ?? error.message ?? title,
+    ...(typeof error.fbtrace_id === 'string' && error.fbtrace_id !== '' && { fbtraceId: error.fbtrace_id }),
   };
 }
 
-export function classifyGraphFailure(failure: GraphFailure): FailureClass {
+/** The failure as svc reports it: Meta's code, title, details and trace id, or what went wrong on the way. */
+export function graphFailureError(failure: GraphFailure): ProviderError {
   if (failure.kind === 'timeout') {
-    return {
-      kind: 'transient',
-      error: { code: 'provider_timeout', title: 'Provider timeout', message: 'The Graph API did not answer in time.' },
-    };
+    return { code: 'provider_timeout', title: 'Provider timeout', message: 'The Graph API did not answer in time.' };
   }
   if (failure.kind === 'network') {
-    return {
-      kind: 'transient',
-      error: { code: 'provider_unreachable', title: 'Provider unreachable', message: failure.detail },
-    };
+    return { code: 'provider_unreachable', title: 'Provider unreachable', message: failure.detail };
   }
-  const { status, retryAfterMs } = failure;
-  const error: ProviderError = failure.error
+  const { status } = failure;
+  return failure.error
     ? providerErrorOf(failure.error, `http_${status}`)
     : { code: `http_${status}`, title: `HTTP ${status}`, message: `The Graph API answered HTTP ${status}.` };
+}
+
+/** Without a code Meta lists, the HTTP status decides: server trouble, throttling and a refused token pass. */
+function transientStatus(status: number): boolean {
+  return status >= 500 || status === 401 || status === 408 || status === 429;
+}
+
+export function classifyGraphFailure(failure: GraphFailure): FailureClass {
+  const error = graphFailureError(failure);
+  if (failure.kind !== 'http') return { kind: 'transient', error };
   const code = failure.error?.code;
-  let transient: boolean;
-  if (typeof code === 'number' && PERMANENT_CODES.has(code)) transient = false;
-  else if (typeof code === 'number' && (TRANSIENT_CODES.has(code) || isPermissionCode(code))) transient = true;
-  else transient = status >= 500 || status === 401 || status === 403 || status === 408 || status === 429;
+  const listed = typeof code === 'number' ? graphErrorClass(code) : undefined;
+  const transient = listed ? listed.kind === 'transient' : transientStatus(failure.status);
   if (!transient) return { kind: 'permanent', error };
+  const { retryAfterMs } = failure;
   return { kind: 'transient', error, ...(retryAfterMs !== undefined && { retryAfterMs }) };
+}
+
+/**
+ * Whether the Graph API could not be asked at all (network, timeout, server trouble, throttling),
+ * as opposed to answering that the request is wrong: for calls where a refusal is the answer
+ * (checking credentials), only these are worth a "try again later".
+ */
+export function isGraphOutage(failure: GraphFailure): boolean {
+  if (failure.kind !== 'http') return true;
+  const code = failure.error?.code;
+  const listed = typeof code === 'number' ? graphErrorClass(code) : undefined;
+  if (listed) return listed.group === 'outage' || listed.group === 'throttling';
+  return failure.status >= 500 || failure.status === 408 || failure.status === 429;
 }
