@@ -69,3 +69,20 @@ export async function setProjectDisabled(db: Db, id: string, disabledAt: number 
   const result = await db.updateTable('projects').set({ disabled_at: disabledAt }).where('id', '=', id).executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/** Which projects send from each of these phone numbers (a number may serve several projects). */
+export async function projectsSendingFrom(db: Db, phoneNumberIds: readonly string[]): Promise<Map<string, Set<string>>> {
+  const owners = new Map<string, Set<string>>();
+  if (phoneNumberIds.length === 0) return owners;
+  const rows = await db
+    .selectFrom('projects')
+    .select(['id', 'provider_phone_number_id'])
+    .where('provider_phone_number_id', 'in', [...phoneNumberIds])
+    .execute();
+  for (const row of rows) {
+    const projects = owners.get(row.provider_phone_number_id!) ?? new Set<string>();
+    projects.add(row.id);
+    owners.set(row.provider_phone_number_id!, projects);
+  }
+  return owners;
+}

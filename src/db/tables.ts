@@ -50,6 +50,16 @@ export interface TemplatesTable {
   lease_expires_at: number | null;
   created_at: number;
   updated_at: number;
+  /** The provider's own status (Meta's APPROVED, PAUSED, DISABLED, FLAGGED…); null: as `status`. */
+  provider_status: string | null;
+  /** Why the provider put it in that status (a pause, a rejection's details). */
+  provider_status_reason: string | null;
+  /** When the provider reported that status: an older report changes nothing. */
+  provider_status_at: number | null;
+  /** JSON [{ from, to, at }]: category changes the provider made, oldest first. */
+  category_history: string | null;
+  /** JSON { category, effectiveAt }: a category change the provider announced ahead. */
+  upcoming_category: string | null;
 }
 
 export interface TemplateStatusEventsTable {
@@ -169,6 +179,25 @@ export interface SandboxReportsTable {
   lease_expires_at: number | null;
 }
 
+/** What the provider says of a project's sending number and business account (one row per project with credentials). */
+export interface ProviderAccountsTable {
+  project_id: string;
+  /** projects.credentials_updated_at of the credentials this row describes. */
+  credentials_updated_at: number;
+  business_account_id: string | null;
+  display_phone_number: string | null;
+  verified_name: string | null;
+  quality_rating: string | null;
+  /** 1 when the provider sends this account's status reports to svc, else 0. */
+  webhooks_subscribed: number;
+  /** JSON { code, message }: what the customer must do; null when nothing. */
+  problem: string | null;
+  /** When the provider was last asked; null: not yet (credentials saved before these checks). */
+  checked_at: number | null;
+  /** When to ask again. */
+  check_due_at: number;
+}
+
 export interface SendRateWindowsTable {
   phone_number_id: string;
   window_start: number;
@@ -199,4 +228,5 @@ export interface Tables {
   sandbox_reports: SandboxReportsTable;
   send_rate_windows: SendRateWindowsTable;
   worker_heartbeats: WorkerHeartbeatsTable;
+  provider_accounts: ProviderAccountsTable;
 }

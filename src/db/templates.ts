@@ -120,52 +120,124 @@ export async function deleteTemplate(db: Db, projectId: string, id: string): Pro
 }
 
 export interface TemplateStatusChange {
-  to: Exclude<TemplateStatus, 'PENDING'>;
+  /** The review outcome, applied to a PENDING template only; absent when the report settles nothing. */
+  to: Exclude<TemplateStatus, 'PENDING'> | undefined;
+  /**
+   * The provider's own status (APPROVED, PAUSED, DISABLED…), recorded whatever svc's status is;
+   * undefined: a review alone, which changes a PENDING template only (its status is then `to`).
+   */
+  providerStatus: string | undefined;
   reason: string | null;
-  /** When the review happened, per the provider. */
+  /** When it happened, per the provider: a report older than the last one applied changes nothing. */
   occurredAt: number;
   now: number;
 }
 
 /**
- * Settles a PENDING template as APPROVED or REJECTED and records the event, in one transaction.
- * Only PENDING moves: a duplicate or contradicting later report changes nothing ('unchanged').
- * The conditional update makes concurrent reports safe on both engines.
+ * Applies a provider's report on a template, in one transaction: a PENDING template is settled as
+ * APPROVED or REJECTED (with its status event), and the provider's own status is recorded. A
+ * duplicate, or a report older than the last one applied, changes nothing ('unchanged'). The row
+ * is locked (PostgreSQL) or the writer is single (SQLite), so concurrent reports are safe.
  */
 export async function setTemplateStatus(
   db: Db,
+  dialect: DialectName,
   templateId: string,
   change: TemplateStatusChange,
 ): Promise<'applied' | 'unchanged' | 'unknown'> {
   return inTransaction(db, async (trx) => {
-    const updated = await trx
+    const row = await trx
+      .selectFrom('templates')
+      .select(['project_id', 'status', 'provider_status', 'provider_status_reason', 'provider_status_at'])
+      .where('id', '=', templateId)
+      .$if(dialect === 'postgres', (query) => query.forUpdate())
+      .executeTakeFirst();
+    if (row === undefined) return 'unknown';
+    const to = row.status === 'PENDING' ? change.to : undefined;
+    const providerStatus = change.providerStatus ?? to;
+    const stale = row.provider_status_at !== null && change.occurredAt < row.provider_status_at;
+    const sameState = row.provider_status === providerStatus && row.provider_status_reason === change.reason;
+    if (to === undefined && (providerStatus === undefined || stale || sameState)) return 'unchanged';
+    await trx
       .updateTable('templates')
       .set({
-        status: change.to,
-        rejection_reason: change.to === 'REJECTED' ? change.reason : null,
-        review_due_at: null,
-        lease_expires_at: null,
+        ...(to !== undefined && {
+          status: to,
+          rejection_reason: to === 'REJECTED' ? change.reason : null,
+          review_due_at: null,
+          lease_expires_at: null,
+        }),
+        provider_status: providerStatus,
+        provider_status_reason: change.reason,
+        provider_status_at: change.occurredAt,
         updated_at: change.now,
       })
       .where('id', '=', templateId)
-      .where('status', '=', 'PENDING')
-      .returning(['project_id'])
-      .executeTakeFirst();
-    if (updated === undefined) {
-      const exists = await trx.selectFrom('templates').select('id').where('id', '=', templateId).executeTakeFirst();
-      return exists ? 'unchanged' : 'unknown';
-    }
+      .execute();
+    if (to === undefined) return 'applied';
     await trx
       .insertInto('template_status_events')
       .values({
         id: newId('tse', change.now),
         template_id: templateId,
-        project_id: updated.project_id,
+        project_id: row.project_id,
         from_status: 'PENDING',
-        to_status: change.to,
+        to_status: to,
         reason: change.reason,
         occurred_at: change.occurredAt,
       })
+      .execute();
+    return 'applied';
+  });
+}
+
+export interface CategoryChange {
+  category: string;
+  upcoming: { category: string; effectiveAt: number } | undefined;
+  occurredAt: number;
+  now: number;
+}
+
+export interface CategoryHistoryEntry {
+  from: string;
+  to: string;
+  at: number;
+}
+
+export function categoryHistoryOf(row: Pick<TemplateRow, 'category_history'>): CategoryHistoryEntry[] {
+  return row.category_history === null ? [] : (JSON.parse(row.category_history) as CategoryHistoryEntry[]);
+}
+
+/**
+ * Records a category change the provider made (the template's category, with the change in its
+ * history) or announced (upcoming_category). Repeats change nothing.
+ */
+export async function setTemplateCategory(
+  db: Db,
+  dialect: DialectName,
+  templateId: string,
+  change: CategoryChange,
+): Promise<'applied' | 'unchanged' | 'unknown'> {
+  return inTransaction(db, async (trx) => {
+    const row = await trx
+      .selectFrom('templates')
+      .select(['category', 'category_history', 'upcoming_category'])
+      .where('id', '=', templateId)
+      .$if(dialect === 'postgres', (query) => query.forUpdate())
+      .executeTakeFirst();
+    if (row === undefined) return 'unknown';
+    const upcoming = change.upcoming ? JSON.stringify(change.upcoming) : null;
+    const moved = row.category !== change.category;
+    // An announcement leaves the category as it is; a completed change clears any announcement.
+    const nextUpcoming = change.upcoming ? upcoming : moved ? null : row.upcoming_category;
+    if (!moved && nextUpcoming === row.upcoming_category) return 'unchanged';
+    const history = moved
+      ? JSON.stringify([...categoryHistoryOf(row), { from: row.category, to: change.category, at: change.occurredAt }])
+      : row.category_history;
+    await trx
+      .updateTable('templates')
+      .set({ category: change.category, category_history: history, upcoming_category: nextUpcoming, updated_at: change.now })
+      .where('id', '=', templateId)
       .execute();
     return 'applied';
   });
@@ -224,7 +296,24 @@ export async function recordProviderTemplateId(db: Db, id: string, providerTempl
   await db.updateTable('templates').set({ provider_template_id: providerTemplateId }).where('id', '=', id).execute();
 }
 
-/** The templates a provider's id names (one per project that registered the same template there). */
-export async function findTemplatesByProviderTemplateId(db: Db, providerTemplateId: string): Promise<TemplateRow[]> {
-  return db.selectFrom('templates').selectAll().where('provider_template_id', '=', providerTemplateId).execute();
+/**
+ * The templates a provider's report names: those with its template id, in projects whose
+ * business account is the one reporting (or not known yet). Another account's report names none.
+ */
+export async function findTemplatesForProviderReport(
+  db: Db,
+  providerTemplateId: string,
+  businessAccountId: string | undefined,
+): Promise<Pick<TemplateRow, 'id' | 'project_id'>[]> {
+  return db
+    .selectFrom('templates')
+    .leftJoin('provider_accounts', 'provider_accounts.project_id', 'templates.project_id')
+    .select(['templates.id', 'templates.project_id'])
+    .where('templates.provider_template_id', '=', providerTemplateId)
+    .$if(businessAccountId !== undefined, (query) =>
+      query.where((eb) =>
+        eb.or([eb('provider_accounts.business_account_id', 'is', null), eb('provider_accounts.business_account_id', '=', businessAccountId!)]),
+      ),
+    )
+    .execute();
 }

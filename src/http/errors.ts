@@ -24,6 +24,8 @@ export const ERROR_CODES = {
   template_language_mismatch: { status: 422, title: 'Unprocessable Content' },
   template_variables_mismatch: { status: 422, title: 'Unprocessable Content' },
   provider_not_configured: { status: 422, title: 'Unprocessable Content' },
+  provider_credentials_rejected: { status: 422, title: 'Unprocessable Content' },
+  provider_setup_incomplete: { status: 422, title: 'Unprocessable Content' },
   idempotency_key_reused: { status: 422, title: 'Unprocessable Content' },
   rate_limited: { status: 429, title: 'Too Many Requests' },
   request_header_fields_too_large: { status: 431, title: 'Request Header Fields Too Large' },

@@ -1,14 +1,14 @@
 import type { Db } from '../db/database.ts';
 import { findSendContext, type SendContext } from '../db/messages.ts';
 import type { TemplatesTable } from '../db/tables.ts';
-import { bodyOf, headerOf, placeholderCount } from '../domain/templates.ts';
-import type { TemplateComponent } from '../providers/provider.ts';
+import { bodyOf, footerOf, headerOf, placeholderCount } from '../domain/templates.ts';
+import type { TemplateComponent, TextComponent } from '../providers/provider.ts';
 
 /** A template's components as a send uses them, parsed once per template row read. */
 export interface TemplateParts {
-  header: TemplateComponent | undefined;
-  body: TemplateComponent;
-  footer: TemplateComponent | undefined;
+  header: TextComponent | undefined;
+  body: TextComponent;
+  footer: TextComponent | undefined;
   headerCount: number;
   bodyCount: number;
 }
@@ -24,7 +24,7 @@ export function templateParts(template: TemplatesTable): TemplateParts {
     parts = {
       header,
       body,
-      footer: components.find((component) => component.type === 'FOOTER'),
+      footer: footerOf(components),
       headerCount: header ? placeholderCount(header.text) : 0,
       bodyCount: placeholderCount(body.text),
     };

@@ -4,10 +4,16 @@
 // - submission: one attempt to hand a message (or a template) to the provider.
 // - outcome:    what the provider answered to a submission: accepted, or a transient or a
 //               permanent failure.
-// - report:     the provider telling us, later, that a template was reviewed or a message's
-//               status changed. Every report enters svc through one function, ProviderInbound.
+// - report:     the provider telling us, later, that a template was reviewed (or paused,
+//               re-categorised…) or a message's status changed. Every report enters svc through
+//               one function, ProviderInbound.
+// - account:    what the provider says about the project's sending number and business account
+//               (checked when credentials are saved, then refreshed): its names, quality,
+//               throughput, and any problem the customer must fix.
+// - provider status: the provider's own state of a template (Meta's APPROVED, PAUSED, DISABLED,
+//               FLAGGED…), finer than svc's PENDING/APPROVED/REJECTED review status.
 
-import type { MessageStatus, TemplateStatus } from '../db/tables.ts';
+import type { MessageStatus } from '../db/tables.ts';
 
 export interface ProviderError {
   /** The provider's error code, as a string (e.g. "131026"). */
@@ -23,11 +29,38 @@ export interface ProviderCredentials {
   accessToken: string;
 }
 
-export interface TemplateComponent {
+/** Example values for a component's placeholders, in Meta's shape. */
+export interface ComponentExample {
+  header_text?: string[];
+  body_text?: string[][];
+}
+
+export interface TextComponent {
   type: 'HEADER' | 'BODY' | 'FOOTER';
   format?: 'TEXT';
   text: string;
+  example?: ComponentExample;
+  /** AUTHENTICATION BODY: add Meta's "For your security, do not share this code." */
+  add_security_recommendation?: boolean;
+  /** AUTHENTICATION FOOTER: "This code expires in N minutes." */
+  code_expiration_minutes?: number;
 }
+
+/** The one-time-password button of an AUTHENTICATION template (Meta's `OTP` button). */
+export interface OtpButton {
+  type: 'OTP';
+  otp_type: string;
+  text?: string;
+  autofill_text?: string;
+  supported_apps?: { package_name: string; signature_hash: string }[];
+}
+
+export interface ButtonsComponent {
+  type: 'BUTTONS';
+  buttons: OtpButton[];
+}
+
+export type TemplateComponent = TextComponent | ButtonsComponent;
 
 export interface TemplateSubmission {
   templateId: string;
@@ -38,12 +71,22 @@ export interface TemplateSubmission {
   components: TemplateComponent[];
   /** Absent when the project has not saved credentials yet. */
   credentials: ProviderCredentials | undefined;
+  /** The business account (WABA) templates belong to; null until it is known. */
+  businessAccountId: string | null;
 }
 
 export type TemplateCheck =
   | { status: 'PENDING'; checkAgainAfterMs: number }
-  | { status: 'APPROVED' }
-  | { status: 'REJECTED'; reason: string };
+  | { status: 'APPROVED'; providerStatus?: string }
+  | { status: 'REJECTED'; reason: string; providerStatus?: string };
+
+/** What became of a template deletion at the provider. */
+export type TemplateDeletion =
+  | { kind: 'deleted' }
+  /** The provider has no such template (never submitted, or already gone). */
+  | { kind: 'absent' }
+  | { kind: 'refused'; error: ProviderError }
+  | { kind: 'unavailable'; error: ProviderError };
 
 export interface MessageSubmission {
   messageId: string;
@@ -64,12 +107,61 @@ export type SendOutcome =
   | { kind: 'transient'; error: ProviderError; retryAfterMs?: number }
   | { kind: 'permanent'; error: ProviderError };
 
+/** What the customer must do before the provider works fully, with a stable code. */
+export interface AccountProblem {
+  code: string;
+  message: string;
+}
+
+export interface ProviderAccount {
+  businessAccountId: string | null;
+  displayPhoneNumber: string | null;
+  verifiedName: string | null;
+  /** GREEN, YELLOW, RED or NA (Meta's quality rating). */
+  qualityRating: string | null;
+  /** The number's throughput; null when the provider does not say (SVC_PROVIDER_MAX_MPS applies). */
+  messagesPerSecond: number | null;
+  /** Whether the provider sends this account's status reports to svc. */
+  webhooksSubscribed: boolean;
+  problem: AccountProblem | null;
+}
+
+export interface AccountQuery {
+  credentials: ProviderCredentials;
+  /** Given by the customer, or known from an earlier check; otherwise the provider finds it. */
+  businessAccountId: string | null;
+  /** True when an earlier check found or verified `businessAccountId`: it is trusted as it is. */
+  businessAccountKnown: boolean;
+}
+
+export type AccountCheck =
+  | { kind: 'checked'; account: ProviderAccount }
+  /**
+   * The provider refused the credentials themselves: `code` says which part (token_rejected,
+   * phone_number_rejected, missing_permission) and `reason` what to do.
+   */
+  | { kind: 'rejected'; code: string; reason: string; error: ProviderError }
+  /** The provider could not be asked (outage, timeout): try again later. */
+  | { kind: 'unavailable'; error: ProviderError };
+
 export type ProviderReport =
   | {
       kind: 'template';
       templateId: string;
-      status: Exclude<TemplateStatus, 'PENDING'>;
+      /** The review outcome, settling a PENDING template; absent when the report settles nothing. */
+      status?: 'APPROVED' | 'REJECTED';
+      /** The provider's own status (defaults to `status`): PAUSED, DISABLED, FLAGGED, … */
+      providerStatus?: string;
       reason?: string;
+      occurredAt: number;
+    }
+  | {
+      kind: 'template_category';
+      templateId: string;
+      /** The category it has now (a completed change), or keeps until `effectiveAt`. */
+      category: string;
+      /** A change announced ahead: the category it will get at `effectiveAt`. */
+      upcoming?: { category: string; effectiveAt: number };
       occurredAt: number;
     }
   | {
@@ -77,6 +169,8 @@ export type ProviderReport =
       providerMessageId: string;
       /** svc's message id, when the provider echoes it back (WhatsApp's biz_opaque_callback_data). */
       messageId?: string;
+      /** The sending number the provider names; a report about another project's number is ignored. */
+      phoneNumberId?: string;
       status: Exclude<MessageStatus, 'QUEUED'>;
       occurredAt: number;
       error?: ProviderError;
@@ -95,6 +189,8 @@ export interface Provider {
   readonly name: 'sandbox' | 'whatsapp';
   /** The longest one sendMessage call may take (its own timeout): claims are leased for longer. */
   readonly submissionTimeoutMs: number;
+  /** Checks credentials and describes the sending account (PUT credentials, periodic refresh). */
+  checkAccount(query: AccountQuery): Promise<AccountCheck>;
   /** Hands a new template to the provider for review; returns its id there, if any. */
   submitTemplate(template: TemplateSubmission): Promise<{ providerTemplateId: string | null; checkAfterMs: number }>;
   /**
@@ -104,6 +200,8 @@ export interface Provider {
    * provider, which should then find it by name and language, or submit it again.
    */
   checkTemplate(template: TemplateSubmission & { providerTemplateId: string | null }): Promise<TemplateCheck>;
+  /** Deletes a template at the provider (DELETE /v1/templates/{id}). */
+  deleteTemplate(template: TemplateSubmission & { providerTemplateId: string | null }): Promise<TemplateDeletion>;
   /** Submits one message. Never throws for provider answers: they are outcomes. */
   sendMessage(message: MessageSubmission): Promise<SendOutcome>;
   /** Starts reporting (the sandbox's timers); reports go to `inbound`. Worker processes only. */

@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import { WorkerLoop } from './loop.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { createMaintenanceJob } from './maintenance.ts';
+import { createProviderAccountJob } from './providerAccounts.ts';
 import { createSendRateGate } from './sendRate.ts';
 import { createTemplateReviewJob } from './templateReview.ts';
 import type { Notifier } from './notifier.ts';
@@ -39,5 +40,6 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
   notifier.on('templates', () => templateReview.wake());
   const webhooks = new WebhookDeliveryLoop(new WebhookDeliveryJob(deps), logger);
   notifier.on('webhooks', () => webhooks.wake());
-  return [dispatch, maintenance, templateReview, webhooks];
+  const providerAccounts = new WorkerLoop(createProviderAccountJob(deps), logger, { pollMs: 60_000 });
+  return [dispatch, maintenance, templateReview, webhooks, providerAccounts];
 }

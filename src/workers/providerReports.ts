@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/database.ts';
 import type { ProviderInbound } from '../providers/provider.ts';
 import type { Notifier } from './notifier.ts';
-import { applyTemplateReview } from './templateReview.ts';
+import { applyTemplateCategory, applyTemplateReview } from './templateReview.ts';
 import { applyMessageReport } from './messageReports.ts';
 
 export interface ReportDeps {
@@ -11,7 +11,16 @@ export interface ReportDeps {
   logger: Logger;
 }
 
-/** Every provider report — template reviews, message statuses — enters svc here. */
+/** Every provider report — template reviews and category changes, message statuses — enters svc here. */
 export function createProviderInbound(deps: ReportDeps): ProviderInbound {
-  return (report) => (report.kind === 'template' ? applyTemplateReview(deps, report) : applyMessageReport(deps, report));
+  return (report) => {
+    switch (report.kind) {
+      case 'template':
+        return applyTemplateReview(deps, report);
+      case 'template_category':
+        return applyTemplateCategory(deps, report);
+      case 'message':
+        return applyMessageReport(deps, report);
+    }
+  };
 }

@@ -1,14 +1,18 @@
 import { findProject } from '../db/projects.ts';
+import { findProviderAccount } from '../db/providerAccounts.ts';
 import {
   claimDueTemplateReviews,
   clearTemplateReview,
   componentsOf,
   nextTemplateReviewDueAt,
   rescheduleTemplateReview,
+  setTemplateCategory,
   setTemplateStatus,
   type TemplateRow,
 } from '../db/templates.ts';
 import { providerCredentialsOf } from '../projectSecrets.ts';
+import { reportedTime } from '../domain/reportedTime.ts';
+import { TEMPLATE_CATEGORIES } from '../domain/templates.ts';
 import type { Provider, ProviderReport, ReportResult } from '../providers/provider.ts';
 import type { Job } from './loop.ts';
 import type { ReportDeps } from './providerReports.ts';
@@ -20,24 +24,44 @@ const REVIEW_LEASE_MS = 60_000;
 const RETRY_AFTER_ERROR_MS = 30_000;
 
 type TemplateReport = Extract<ProviderReport, { kind: 'template' }>;
+type CategoryReport = Extract<ProviderReport, { kind: 'template_category' }>;
 
 /**
- * Applies a provider's review of a template: PENDING → APPROVED or REJECTED, with the event, and
- * off the review queue. The one path for every review — the review worker, provider webhooks and
- * the sandbox test helper — so they cannot disagree. Duplicates change nothing.
+ * Applies a provider's report on a template: a PENDING one becomes APPROVED or REJECTED, with the
+ * event, and leaves the review queue; the provider's own status (PAUSED, DISABLED…) and its reason
+ * are recorded whatever svc's status is. The one path for every review — the review worker,
+ * provider webhooks and the sandbox test helper — so they cannot disagree. Duplicates and reports
+ * older than the last one applied change nothing.
  */
 export async function applyTemplateReview(deps: ReportDeps, report: TemplateReport): Promise<ReportResult> {
-  const result = await setTemplateStatus(deps.database.db, report.templateId, {
+  const now = Date.now();
+  const { providerStatus } = report;
+  const defaultReason = report.status === 'REJECTED' ? 'Rejected by the provider.' : null;
+  const result = await setTemplateStatus(deps.database.db, deps.database.dialect, report.templateId, {
     to: report.status,
-    reason: report.status === 'REJECTED' ? (report.reason ?? 'Rejected by the provider.') : null,
-    occurredAt: report.occurredAt,
-    now: Date.now(),
+    providerStatus,
+    reason: report.reason ?? defaultReason,
+    occurredAt: reportedTime(report.occurredAt, { notBefore: 0, now }),
+    now,
   });
-  if (result === 'applied') {
-    deps.logger.info({ templateId: report.templateId, status: report.status }, 'template reviewed');
-  } else {
-    deps.logger.debug({ templateId: report.templateId, status: report.status, result }, 'template review ignored');
-  }
+  const fields = { templateId: report.templateId, status: report.status, providerStatus };
+  if (result === 'applied') deps.logger.info(fields, 'template status reported');
+  else deps.logger.debug({ ...fields, result }, 'template status report ignored');
+  return result;
+}
+
+/** Applies a category change the provider made or announced (Meta's template_category_update). */
+export async function applyTemplateCategory(deps: ReportDeps, report: CategoryReport): Promise<ReportResult> {
+  const known = (category: string) => (TEMPLATE_CATEGORIES as readonly string[]).includes(category);
+  if (!known(report.category) || (report.upcoming && !known(report.upcoming.category))) return 'unchanged';
+  const now = Date.now();
+  const result = await setTemplateCategory(deps.database.db, deps.database.dialect, report.templateId, {
+    category: report.category,
+    upcoming: report.upcoming,
+    occurredAt: reportedTime(report.occurredAt, { notBefore: 0, now }),
+    now,
+  });
+  if (result === 'applied') deps.logger.info({ templateId: report.templateId, category: report.category }, 'template category changed');
   return result;
 }
 
@@ -59,6 +83,7 @@ export function createTemplateReviewJob(deps: TemplateReviewDeps): Job {
       return;
     }
     const project = await findProject(db, template.project_id);
+    const account = await findProviderAccount(db, template.project_id);
     const check = await deps.provider.checkTemplate({
       templateId: template.id,
       projectId: template.project_id,
@@ -67,6 +92,7 @@ export function createTemplateReviewJob(deps: TemplateReviewDeps): Job {
       category: template.category,
       components: componentsOf(template),
       credentials: project ? providerCredentialsOf(project, deps.encryptionKey) : undefined,
+      businessAccountId: account?.business_account_id ?? null,
       providerTemplateId: template.provider_template_id,
     });
     if (check.status === 'PENDING') {
@@ -77,6 +103,7 @@ export function createTemplateReviewJob(deps: TemplateReviewDeps): Job {
       kind: 'template',
       templateId: template.id,
       status: check.status,
+      ...(check.providerStatus !== undefined && { providerStatus: check.providerStatus }),
       ...(check.status === 'REJECTED' && { reason: check.reason }),
       occurredAt: Date.now(),
     });

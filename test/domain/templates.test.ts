@@ -85,7 +85,10 @@ describe('template rules', () => {
 
   describe('category', () => {
     it('accepts the three categories', () => {
-      for (const category of ['UTILITY', 'MARKETING', 'AUTHENTICATION']) assert.deepEqual(errorsOf({ category }), []);
+      for (const category of ['UTILITY', 'MARKETING']) assert.deepEqual(errorsOf({ category }), []);
+      // AUTHENTICATION templates follow Meta's authentication model (test/domain/authenticationTemplates.test.ts).
+      const otp = [{ type: 'BODY' }, { type: 'BUTTONS', buttons: [{ type: 'OTP', otp_type: 'COPY_CODE' }] }];
+      assert.deepEqual(errorsOf({ category: 'AUTHENTICATION', components: otp }), []);
     });
 
     it('rejects anything else at /category, noting the case', () => {
@@ -125,8 +128,11 @@ describe('template rules', () => {
       assert.deepEqual([footers.field, footers.code], ['/components/1/type', 'duplicate_component']);
     });
 
-    it('rejects other component types, case included', () => {
-      for (const type of ['BUTTONS', 'body', '', 'IMAGE']) {
+    it('rejects other component types, case included, and BUTTONS outside AUTHENTICATION', () => {
+      const buttons = only(errorsOf({ components: [{ type: 'BODY', text: 'a' }, { type: 'BUTTONS', buttons: [] }] }));
+      assert.deepEqual([buttons.field, buttons.code], ['/components/1/type', 'not_allowed']);
+      assert.match(buttons.message, /AUTHENTICATION templates only/);
+      for (const type of ['body', '', 'IMAGE']) {
         const errors = errorsOf({ components: [{ type: 'BODY', text: 'a' }, { type, text: 'x' }] });
         const error = only(errors);
         assert.deepEqual([error.field, error.code], ['/components/1/type', 'unknown_component_type'], type);

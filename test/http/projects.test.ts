@@ -77,6 +77,35 @@ for (const kind of databaseKinds()) {
         assert.ok(!('callbackUrl' in reply.body));
         assert.ok(!('providerAccessToken' in reply.body));
         assert.ok(!('apiKey' in reply.body));
+        assert.ok(!('provider' in reply.body));
+      });
+
+      it('describes the provider account once credentials are saved, for the key’s project only', async () => {
+        const mine = await server.createProject('Mine');
+        const theirs = await server.createProject('Theirs');
+        const saved = await server.call('PUT', '/v1/projects/me/provider-credentials', {
+          key: mine.key,
+          body: { providerPhoneNumberId: '106540352242922', providerAccessToken: 'EAAG-sandbox', providerBusinessAccountId: '102290129340398' },
+        });
+        assert.equal(saved.status, 200, saved.text);
+        const reply = await server.call('GET', '/v1/projects/me', { key: mine.key });
+        assert.deepEqual(Object.keys(reply.body.provider).sort(), [
+          'businessAccountId',
+          'checkedAt',
+          'displayPhoneNumber',
+          'messagesPerSecond',
+          'qualityRating',
+          'status',
+          'verifiedName',
+          'webhooksSubscribed',
+        ]);
+        assert.equal(reply.body.provider.businessAccountId, '102290129340398');
+        assert.equal(reply.body.provider.status, 'ready');
+        assert.ok(!reply.text.includes('EAAG-sandbox'));
+        assert.ok(!('provider' in (await server.call('GET', '/v1/projects/me', { key: theirs.key })).body));
+        const doc = (await server.call('GET', '/openapi.json')).body;
+        const schema = doc.paths['/v1/projects/me'].get.responses['200'].content['application/json'].schema;
+        assert.ok(schema.properties.provider.properties.problem);
       });
 
       it('is 401 with WWW-Authenticate without a valid key', async () => {

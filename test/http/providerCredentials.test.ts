@@ -61,7 +61,7 @@ for (const kind of databaseKinds()) {
           body: { providerPhoneNumberId: '106540352242922', providerAccessToken: token },
         });
         assert.equal(reply.status, 200);
-        assert.deepEqual(Object.keys(reply.body).sort(), ['id', 'projectId', 'providerPhoneNumberId', 'updatedAt']);
+        assert.deepEqual(Object.keys(reply.body).sort(), ['id', 'projectId', 'provider', 'providerPhoneNumberId', 'updatedAt']);
         assert.equal(reply.body.projectId, projectId);
         assert.equal(reply.body.id, projectId, 'id and projectId are the same value (CONTRACT §1)');
         assert.equal(reply.body.providerPhoneNumberId, '106540352242922');
@@ -73,6 +73,32 @@ for (const kind of databaseKinds()) {
         assert.ok(!('callbackUrl' in me.body));
         assert.equal(me.body.updatedAt, reply.body.updatedAt);
         assert.ok(!me.text.includes(token));
+        assert.deepEqual(me.body.provider, reply.body.provider);
+      });
+
+      it('describes the sandbox account plausibly, whatever the values, and takes a business account id', async () => {
+        const { key } = await server.createProject();
+        const reply = await server.call('PUT', PATH, {
+          key,
+          body: { providerPhoneNumberId: 'any-id', providerAccessToken: 'any-token' },
+        });
+        assert.equal(reply.status, 200, reply.text);
+        const { provider } = reply.body;
+        assert.equal(provider.status, 'ready');
+        assert.match(provider.businessAccountId, /^\d{15}$/);
+        assert.match(provider.displayPhoneNumber, /^\+1 555-\d{3}-\d{4}$/);
+        assert.equal(provider.verifiedName, 'Sandbox Business');
+        assert.equal(provider.qualityRating, 'GREEN');
+        assert.equal(provider.webhooksSubscribed, true);
+        assert.equal(provider.messagesPerSecond, 80, 'SVC_PROVIDER_MAX_MPS: the sandbox sets no throughput of its own');
+        assert.ok(!('problem' in provider));
+        assert.match(provider.checkedAt, ISO_MS);
+        // Alone, with credentials saved: re-checked with them.
+        const waba = await server.call('PUT', PATH, { key, body: { providerBusinessAccountId: '102290129340398' } });
+        assert.equal(waba.status, 200, waba.text);
+        assert.equal(waba.body.provider.businessAccountId, '102290129340398');
+        assert.equal(waba.body.providerPhoneNumberId, 'any-id');
+        assert.equal((await server.call('GET', '/v1/projects/me', { key })).body.provider.businessAccountId, '102290129340398');
       });
 
       it('saves a callback URL with the credentials, then alone, then removes it with null', async () => {
@@ -164,6 +190,10 @@ for (const kind of databaseKinds()) {
         assertValidation(urlOnly, '/providerPhoneNumberId', 'required');
         assertValidation(urlOnly, '/providerAccessToken', 'required');
 
+        const wabaOnly = await server.call('PUT', PATH, { key, body: { providerBusinessAccountId: '102290129340398' } });
+        assertValidation(wabaOnly, '/providerPhoneNumberId', 'required');
+        assertValidation(wabaOnly, '/providerAccessToken', 'required');
+
         const row = await projectRow(server, projectId);
         assert.equal(row.provider_phone_number_id, null);
         assert.equal(row.provider_access_token_enc, null);
@@ -209,6 +239,10 @@ for (const kind of databaseKinds()) {
           [{ ...ok, callbackUrl: {} }, '/callbackUrl'],
           [{ ...ok, callbackUrl: 'https://127.0.0.1/' + 'x'.repeat(2048) }, '/callbackUrl'],
           [{ ...ok, accessToken: 'tok' }, '/accessToken'],
+          [{ ...ok, providerBusinessAccountId: '' }, '/providerBusinessAccountId'],
+          [{ ...ok, providerBusinessAccountId: 'waba-1' }, '/providerBusinessAccountId'],
+          [{ ...ok, providerBusinessAccountId: 102290129340398 }, '/providerBusinessAccountId'],
+          [{ ...ok, providerBusinessAccountId: '1'.repeat(65) }, '/providerBusinessAccountId'],
           [{ ...ok, webhookSecret: 'whsec_x' }, '/webhookSecret'],
         ];
         for (const [body, field] of cases) {

@@ -45,7 +45,9 @@ for (const kind of databaseKinds()) {
             language: 'pt_BR',
             category: 'UTILITY',
             status: 'PENDING',
+            providerStatus: 'PENDING',
             components,
+            categoryHistory: [],
             createdAt: undefined,
             updatedAt: undefined,
           },
@@ -141,7 +143,10 @@ for (const kind of databaseKinds()) {
         const created = (await register(key, template())).body;
         const deleted = await server.call('DELETE', `/v1/templates/${created.id}`, { key });
         assert.equal(deleted.status, 200);
-        assert.deepEqual({ ...deleted.body, deletedAt: undefined }, { ...created, deletedAt: undefined });
+        assert.deepEqual(
+          { ...deleted.body, deletedAt: undefined },
+          { ...created, deletedAt: undefined, providerDeletion: 'deleted' },
+        );
         assert.match(deleted.body.deletedAt, /Z$/);
         assert.equal((await server.call('GET', `/v1/templates/${created.id}`, { key })).status, 404);
         assert.deepEqual((await server.call('GET', '/v1/templates', { key })).body, []);
@@ -181,7 +186,9 @@ for (const kind of databaseKinds()) {
           [template({ category: 'PROMO' }), [['/category', 'invalid_value']]],
           [template({ components: [] }), [['/components', 'missing_body']]],
           [template({ components: [BODY, BODY] }), [['/components/1/type', 'duplicate_component']]],
-          [template({ components: [BODY, { type: 'BUTTONS', text: 'x' }] }), [['/components/1/type', 'unknown_component_type']]],
+          [template({ components: [BODY, { type: 'CAROUSEL', text: 'x' }] }), [['/components/1/type', 'unknown_component_type']]],
+          [template({ components: [BODY, { type: 'BUTTONS', buttons: [{ type: 'OTP', otp_type: 'COPY_CODE' }] }] }), [['/components/1/type', 'not_allowed']]],
+          [template({ components: [{ type: 'BODY' }] }), [['/components/0/text', 'required']]],
           [template({ components: [{ type: 'HEADER', format: 'text', text: 'x' }, BODY] }), [['/components/0/format', 'invalid_value']]],
           [template({ components: [{ type: 'HEADER', format: 'IMAGE', text: 'x' }, BODY] }), [['/components/0/format', 'invalid_value']]],
           [template({ components: [{ type: 'BODY', format: 'TEXT', text: 'x' }] }), [['/components/0/format', 'not_allowed']]],
@@ -226,8 +233,10 @@ for (const kind of databaseKinds()) {
         assert.deepEqual(fieldsOf(missing).map(([field]) => field).sort(), ['/category', '/components', '/language', '/name']);
         const unknown = await register(key, template({ status: 'APPROVED' }));
         assert.deepEqual(fieldsOf(unknown), [['/status', 'unknown_field']]);
-        const unknownInComponent = await register(key, template({ components: [{ ...BODY, example: ['x'] }] }));
-        assert.deepEqual(fieldsOf(unknownInComponent), [['/components/0/example', 'unknown_field']]);
+        const unknownInComponent = await register(key, template({ components: [{ ...BODY, url: 'https://x' }] }));
+        assert.deepEqual(fieldsOf(unknownInComponent), [['/components/0/url', 'unknown_field']]);
+        const mistypedExample = await register(key, template({ components: [{ ...BODY, example: ['x'] }] }));
+        assert.deepEqual(fieldsOf(mistypedExample), [['/components/0/example', 'type']]);
         const mistyped = await register(key, template({ name: 42, components: [{ type: 'BODY', text: { nested: { deep: 1 } } }] }));
         assert.deepEqual(
           fieldsOf(mistyped).map(([field]) => field),
@@ -438,6 +447,70 @@ for (const kind of databaseKinds()) {
       assert.ok(doc.paths['/v1/templates/{id}'].delete.responses['404']);
       const review = doc.paths['/v1/test-helpers/templates/{id}/review'].post;
       assert.match(review.responses['409'].description, /template_not_pending/);
+      assert.match(post.responses['422'].description, /provider_setup_incomplete/);
+      const component = post.requestBody.content['application/json'].schema.properties.components.items;
+      for (const field of ['example', 'add_security_recommendation', 'code_expiration_minutes', 'buttons']) assert.ok(component.properties[field], field);
+      const view = post.responses['200'].content['application/json'].schema;
+      for (const field of ['providerStatus', 'providerStatusReason', 'categoryHistory', 'upcomingCategory']) assert.ok(view.properties[field], field);
+      const deletion = doc.paths['/v1/templates/{id}'].delete;
+      assert.ok(deletion.responses['200'].content['application/json'].schema.properties.providerDeletion);
+      assert.match(deletion.responses['503'].description, /unavailable/);
+    });
+
+    describe('as the provider has them (sandbox)', () => {
+      it('registers an AUTHENTICATION template in Meta’s model, reviews it by the same rules, and sends the code', async () => {
+        const { key } = await server.createProject();
+        await server.call('PUT', '/v1/projects/me/provider-credentials', { key, body: { providerPhoneNumberId: '1', providerAccessToken: 't' } });
+        const components = [
+          { type: 'BODY', add_security_recommendation: false },
+          { type: 'FOOTER', code_expiration_minutes: 5 },
+          { type: 'BUTTONS', buttons: [{ type: 'OTP', otp_type: 'COPY_CODE', text: 'Copy' }] },
+        ];
+        const created = await register(key, template({ name: 'login_code', language: 'en_US', category: 'AUTHENTICATION', components }));
+        assert.equal(created.status, 200, created.text);
+        assert.deepEqual(created.body.components, [
+          { type: 'BODY', add_security_recommendation: false, text: '*{{1}}* is your verification code.' },
+          { type: 'FOOTER', code_expiration_minutes: 5, text: 'This code expires in 5 minutes.' },
+          components[2],
+        ]);
+        const invalid = await register(key, template({ name: 'login_bad', category: 'AUTHENTICATION', components: [{ type: 'BODY', text: 'Code {{1}}' }] }));
+        assert.deepEqual(fieldsOf(invalid), [['/components', 'missing_buttons']]);
+
+        await server.call('POST', `/v1/test-helpers/templates/${created.body.id}/review`, { key, body: { status: 'APPROVED' } });
+        const sent = await server.call('POST', '/v1/messages', {
+          key,
+          body: { to: '+5511987654321', template: 'login_code', language: 'en_US', variables: { '1': '482913' } },
+        });
+        assert.equal(sent.status, 202, sent.text);
+        assert.deepEqual(sent.body.content, { body: '*482913* is your verification code.', footer: 'This code expires in 5 minutes.' });
+      });
+
+      it('shows the provider’s own status, and a PAUSED template cannot send until it is active again', async () => {
+        const { key } = await server.createProject();
+        await server.call('PUT', '/v1/projects/me/provider-credentials', { key, body: { providerPhoneNumberId: '1', providerAccessToken: 't' } });
+        const created = (await register(key, template({ name: 'paused_one', language: 'en_US', components: [{ type: 'BODY', text: 'Hi {{1}} there' }] }))).body;
+        await server.call('POST', `/v1/test-helpers/templates/${created.id}/review`, { key, body: { status: 'APPROVED' } });
+        assert.equal((await server.call('GET', `/v1/templates/${created.id}`, { key })).body.providerStatus, 'APPROVED');
+        const at = Date.now();
+        await server.app.inbound({ kind: 'template', templateId: created.id, status: 'APPROVED', providerStatus: 'PAUSED', reason: 'Low quality.', occurredAt: at });
+        const paused = (await server.call('GET', `/v1/templates/${created.id}`, { key })).body;
+        assert.deepEqual([paused.status, paused.providerStatus, paused.providerStatusReason], ['APPROVED', 'PAUSED', 'Low quality.']);
+        const body = { to: '+5511987654321', template: 'paused_one', language: 'en_US', variables: { '1': 'Ana' } };
+        const refused = await server.call('POST', '/v1/messages', { key, body });
+        assert.equal(refused.status, 422);
+        assert.equal(refused.body.code, 'template_not_approved');
+        assert.match(refused.body.detail, /PAUSED at the provider \(Low quality\.\)/);
+        await server.app.inbound({ kind: 'template', templateId: created.id, status: 'APPROVED', providerStatus: 'APPROVED', occurredAt: at + 1 });
+        assert.equal((await server.call('POST', '/v1/messages', { key, body })).status, 202);
+      });
+
+      it('deletes at the provider too', async () => {
+        const { key } = await server.createProject();
+        const created = (await register(key, template({ name: 'deleted_both' }))).body;
+        const deleted = await server.call('DELETE', `/v1/templates/${created.id}`, { key });
+        assert.equal(deleted.body.providerDeletion, 'deleted');
+        assert.ok(!('providerError' in deleted.body));
+      });
     });
 
     describe('submission to the provider', () => {

@@ -54,6 +54,14 @@ class ScriptedProvider implements Provider {
     throw new Error('not used');
   }
 
+  async checkAccount(): Promise<never> {
+    throw new Error('not used');
+  }
+
+  async deleteTemplate(): Promise<never> {
+    throw new Error('not used');
+  }
+
   start(): void {}
   async stop(): Promise<void> {}
 }

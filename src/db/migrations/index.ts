@@ -4,6 +4,7 @@ import * as m0002 from './0002_templates_messages_webhooks.ts';
 import * as m0003 from './0003_fair_queues.ts';
 import * as m0004d from './0004_dispatch_pipeline.ts';
 import * as m0004 from './0004_webhook_pipeline.ts';
+import * as m0005 from './0005_whatsapp.ts';
 import * as m0006 from './0006_tenant_limits.ts';
 import * as m0007 from './0007_worker_heartbeats.ts';
 import * as m0008 from './0008_request_path.ts';
@@ -15,6 +16,7 @@ export const migrations: Record<string, Migration> = {
   '0003_fair_queues': m0003,
   '0004_dispatch_pipeline': m0004d,
   '0004_webhook_pipeline': m0004,
+  '0005_whatsapp': m0005,
   '0006_tenant_limits': m0006,
   '0007_worker_heartbeats': m0007,
   '0008_request_path': m0008,

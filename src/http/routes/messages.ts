@@ -17,7 +17,7 @@ import {
   requestFingerprint,
   variablesMatch,
 } from '../../domain/messageRequest.ts';
-import { renderText } from '../../domain/templates.ts';
+import { renderText, sendProblem } from '../../domain/templates.ts';
 import { listDeliveriesForMessage, WebhookDeliveryView, webhookDeliveryView } from '../../webhooks/deliveryView.ts';
 import { authenticate, keyVerified, verifyingErrorHandler, verifyKey } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
@@ -208,12 +208,14 @@ function chooseTemplate(candidates: TemplatesTable[], name: string, language: st
       `Template '${name}' exists in ${languages.join(', ')}, not in '${language}'; send with one of those languages.`,
     );
   }
-  if (template.status !== 'APPROVED') {
-    throw new ApiError(
-      'template_not_approved',
-      `Template '${name}' (${language}) is ${template.status}; only APPROVED templates can send.`,
-    );
-  }
+  const problem = sendProblem({
+    name,
+    language,
+    status: template.status,
+    providerStatus: template.provider_status,
+    providerStatusReason: template.provider_status_reason,
+  });
+  if (problem !== undefined) throw new ApiError('template_not_approved', problem);
   return template;
 }
 

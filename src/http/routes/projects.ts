@@ -7,11 +7,13 @@ import { newId } from '../../domain/ids.ts';
 import { generateWebhookSecret, sealSecret } from '../../domain/secretBox.ts';
 import { insertApiKey } from '../../db/apiKeys.ts';
 import { findProject, insertProject, type ProjectRow } from '../../db/projects.ts';
+import { findProviderAccount } from '../../db/providerAccounts.ts';
 import { authenticate, bearerToken, unauthorized } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { RateLimiter, rateLimitHeaders } from '../rateLimit.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
+import { ProviderAccountView, providerAccountView } from './providerCredentials.ts';
 
 export const ProjectView = Type.Object({
   projectId: Type.String({ examples: ['proj_01jd2k3m4n5p6q7r8s9t0v1w2x'] }),
@@ -20,11 +22,12 @@ export const ProjectView = Type.Object({
   ownerEmail: Type.String(),
   providerPhoneNumberId: Type.Optional(Type.String()),
   callbackUrl: Type.Optional(Type.String()),
+  provider: Type.Optional(ProviderAccountView),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
 
-export function projectView(row: ProjectRow) {
+export function projectView(row: ProjectRow, provider?: ReturnType<typeof providerAccountView>) {
   return {
     projectId: row.id,
     id: row.id,
@@ -32,6 +35,7 @@ export function projectView(row: ProjectRow) {
     ownerEmail: row.owner_email,
     ...(row.provider_phone_number_id !== null && { providerPhoneNumberId: row.provider_phone_number_id }),
     ...(row.callback_url !== null && { callbackUrl: row.callback_url }),
+    ...(provider && { provider }),
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };
@@ -155,7 +159,8 @@ export async function projectRoutes(app: FastifyInstance, ctx: HttpContext): Pro
     async (request) => {
       const project = await findProject(ctx.database.reader, request.auth.projectId);
       if (!project) throw unauthorized();
-      return projectView(project);
+      const account = project.provider_access_token_enc === null ? undefined : await findProviderAccount(ctx.database.reader, project.id);
+      return projectView(project, account && providerAccountView(project, account, ctx.config.providerMaxMps));
     },
   );
 }

@@ -2,14 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { newId } from '../../domain/ids.ts';
-import {
-  COMPONENT_TYPES,
-  MAX_TEXT_LENGTH,
-  TEMPLATE_CATEGORIES,
-  type TemplateComponent,
-  validateTemplate,
-} from '../../domain/templates.ts';
+import { registeredComponents, validateTemplate } from '../../domain/templates.ts';
 import { findProject } from '../../db/projects.ts';
+import { findProviderAccount } from '../../db/providerAccounts.ts';
 import {
   componentsOf,
   deleteTemplate,
@@ -21,77 +16,15 @@ import {
   type TemplateRow,
 } from '../../db/templates.ts';
 import { providerCredentialsOf } from '../../projectSecrets.ts';
+import type { ProviderCredentials, TemplateSubmission } from '../../providers/provider.ts';
 import { authenticate, authorizedWrite } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
+import { CreateTemplateBody, TemplateView, templateView } from './templateViews.ts';
 
-const ComponentView = Type.Object({
-  type: Type.Enum([...COMPONENT_TYPES]),
-  format: Type.Optional(Type.Enum(['TEXT'], { description: 'On a HEADER only.' })),
-  text: Type.String(),
-});
-
-export const TemplateView = Type.Object({
-  id: Type.String({ examples: ['tpl_01jd2k3m4n5p6q7r8s9t0v1w2x'] }),
-  name: Type.String(),
-  language: Type.String(),
-  category: Type.Enum([...TEMPLATE_CATEGORIES]),
-  status: Type.Enum(['PENDING', 'APPROVED', 'REJECTED']),
-  components: Type.Array(ComponentView, { description: 'As submitted.' }),
-  rejectionReason: Type.Optional(Type.String({ description: 'Why the provider rejected it; only when REJECTED.' })),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
-
-export function templateView(row: TemplateRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    language: row.language,
-    category: row.category as (typeof TEMPLATE_CATEGORIES)[number],
-    status: row.status,
-    components: componentsOf(row),
-    ...(row.status === 'REJECTED' && row.rejection_reason !== null && { rejectionReason: row.rejection_reason }),
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
-  };
-}
-
-// The body schema checks shape only (types, required and unknown fields); the rules, with
-// messages that say how to fix the template, are in domain/templates.ts.
-const ComponentInput = Type.Object(
-  {
-    type: Type.String({ description: '`HEADER`, `BODY` or `FOOTER`; exactly one BODY, at most one of the others.' }),
-    format: Type.Optional(Type.String({ description: 'HEADER only: `TEXT`, the only kind supported (a HEADER without it is TEXT).' })),
-    text: Type.String({
-      description:
-        `BODY 1–${MAX_TEXT_LENGTH.BODY} characters, HEADER and FOOTER 1–${MAX_TEXT_LENGTH.HEADER}. ` +
-        'Placeholders `{{1}}`, `{{2}}`, … numbered without gaps in each component; at most one in a HEADER, none in a FOOTER.',
-    }),
-  },
-  { additionalProperties: false },
-);
-
-const CreateTemplateBody = Type.Object(
-  {
-    name: Type.String({
-      description: 'Slug: lowercase letters, digits and underscores, 1–512 characters (`^[a-z0-9_]{1,512}$`).',
-      examples: ['order_update'],
-    }),
-    language: Type.String({
-      description: 'Language code (`^[a-z]{2,3}(_[A-Za-z]{2,4})?$`), e.g. `en`, `en_US`, `pt_BR`. Each language is a separate template.',
-      examples: ['pt_BR'],
-    }),
-    category: Type.String({ description: '`UTILITY`, `MARKETING` or `AUTHENTICATION`.', examples: ['UTILITY'] }),
-    components: Type.Array(ComponentInput, {
-      maxItems: 10,
-      examples: [[{ type: 'BODY', text: 'Hello {{1}}, your order {{2}} has shipped.' }]],
-    }),
-  },
-  { additionalProperties: false },
-);
+export { TemplateView, templateView };
 
 /**
  * How long a new template waits for the provider to answer its submission before the review
@@ -112,6 +45,39 @@ function templateExists(name: string, language: string): ApiError {
   );
 }
 
+interface ProviderContext {
+  credentials: ProviderCredentials | undefined;
+  businessAccountId: string | null;
+  /** What keeps templates from reaching the provider: its account was checked, and its business account is not known. */
+  problem: string | undefined;
+}
+
+async function providerContextOf(ctx: HttpContext, projectId: string): Promise<ProviderContext> {
+  const project = await findProject(ctx.database.db, projectId);
+  const credentials = project ? providerCredentialsOf(project, ctx.encryptionKey) : undefined;
+  const account = credentials ? await findProviderAccount(ctx.database.db, projectId) : undefined;
+  const businessAccountId = account?.business_account_id ?? null;
+  const problem =
+    account && account.checked_at !== null && businessAccountId === null && account.problem !== null
+      ? (JSON.parse(account.problem) as { message: string }).message
+      : undefined;
+  return { credentials, businessAccountId, problem };
+}
+
+function submissionOf(row: TemplateRow, provider: ProviderContext): TemplateSubmission & { providerTemplateId: string | null } {
+  return {
+    templateId: row.id,
+    projectId: row.project_id,
+    name: row.name,
+    language: row.language,
+    category: row.category,
+    components: componentsOf(row),
+    credentials: provider.credentials,
+    businessAccountId: provider.businessAccountId,
+    providerTemplateId: row.provider_template_id,
+  };
+}
+
 export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', authenticate(ctx));
@@ -126,10 +92,14 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
           'The template starts PENDING and becomes APPROVED or REJECTED when the provider has reviewed it. ' +
           'Each (name, language) pair can be registered once per project. The template is stored before it is ' +
           'submitted to the provider; if that submission fails, it is registered all the same (PENDING) and the ' +
-          'review worker checks it with the provider.',
+          'review worker checks it with the provider. When the provider account cannot take templates (its business ' +
+          'account is unknown: see `provider.problem` on GET /v1/projects/me), the answer is 422 provider_setup_incomplete.',
         security: BEARER,
         body: CreateTemplateBody,
-        response: { 200: TemplateView, ...errorResponses('validation_failed', 'invalid_json', 'template_exists') },
+        response: {
+          200: TemplateView,
+          ...errorResponses('validation_failed', 'invalid_json', 'template_exists', 'provider_setup_incomplete'),
+        },
       },
     },
     async (request) => {
@@ -142,8 +112,11 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
       if (await findTemplateByNameAndLanguage(db, projectId, body.name, body.language)) {
         throw templateExists(body.name, body.language);
       }
+      const provider = await providerContextOf(ctx, projectId);
+      if (provider.problem !== undefined) {
+        throw new ApiError('provider_setup_incomplete', `Templates cannot reach the provider yet: ${provider.problem}`);
+      }
       const createdAt = Date.now();
-      const components = body.components as TemplateComponent[];
       const row: TemplateRow = {
         id: newId('tpl', createdAt),
         project_id: projectId,
@@ -151,7 +124,7 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
         language: body.language,
         category: body.category,
         status: 'PENDING',
-        components: JSON.stringify(body.components),
+        components: JSON.stringify(registeredComponents(body)),
         rejection_reason: null,
         provider_template_id: null,
         // Should this process stop before the provider answers, the review worker takes it up then.
@@ -159,6 +132,11 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
         lease_expires_at: null,
         created_at: createdAt,
         updated_at: createdAt,
+        provider_status: null,
+        provider_status_reason: null,
+        provider_status_at: null,
+        category_history: null,
+        upcoming_category: null,
       };
       // Stored first, and only then sent: a lost race (409) or a revoked key (401) never leaves
       // at the provider a template svc does not track.
@@ -167,16 +145,7 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
       });
       let submission: { providerTemplateId: string | null; reviewDueAt: number };
       try {
-        const project = await findProject(db, projectId);
-        const submitted = await ctx.provider.submitTemplate({
-          templateId: row.id,
-          projectId,
-          name: row.name,
-          language: row.language,
-          category: row.category,
-          components,
-          credentials: project ? providerCredentialsOf(project, ctx.encryptionKey) : undefined,
-        });
+        const submitted = await ctx.provider.submitTemplate(submissionOf(row, provider));
         submission = { providerTemplateId: submitted.providerTemplateId, reviewDueAt: Date.now() + submitted.checkAfterMs };
       } catch (error) {
         // Registered all the same: it stays PENDING and the review worker asks the provider now
@@ -238,22 +207,47 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
         tags: ['Templates'],
         summary: 'Delete a template',
         description:
-          'Whatever its status. Returns the template as it was, with `deletedAt`. Its (name, language) pair can then be registered again.',
+          'Whatever its status, here and at the provider (by its id there, so its other languages stay). Returns the ' +
+          'template as it was, with `deletedAt` and `providerDeletion`: `deleted`, `absent` (the provider never had ' +
+          'it) or `refused` (with `providerError`: the provider keeps it, e.g. Meta never deletes a DISABLED template, ' +
+          'and its name and language stay taken there). When the provider cannot be reached, nothing is deleted (503). ' +
+          'Its (name, language) pair can then be registered again in svc.',
         security: BEARER,
         params: TemplateIdParams,
         response: {
-          200: Type.Object({ ...TemplateView.properties, deletedAt: Timestamp }),
-          ...errorResponses('not_found'),
+          200: Type.Object({
+            ...TemplateView.properties,
+            deletedAt: Timestamp,
+            providerDeletion: Type.Enum(['deleted', 'absent', 'refused']),
+            providerError: Type.Optional(
+              Type.Object({ code: Type.String(), title: Type.String(), message: Type.String(), fbtraceId: Type.Optional(Type.String()) }),
+            ),
+          }),
+          ...errorResponses('not_found', 'unavailable'),
         },
       },
     },
     async (request) => {
+      const { projectId } = request.auth;
+      const found = await findTemplate(ctx.database.db, projectId, request.params.id);
+      if (found === undefined) throw templateNotFound();
+      const deletion = await ctx.provider.deleteTemplate(submissionOf(found, await providerContextOf(ctx, projectId)));
+      if (deletion.kind === 'unavailable') {
+        throw new ApiError(
+          'unavailable',
+          `The provider could not be reached to delete the template; nothing was deleted, try again. (${deletion.error.code}: ${deletion.error.message})`,
+          { headers: { 'retry-after': '30' } },
+        );
+      }
       const deletedAt = Date.now();
-      const row = await authorizedWrite(ctx, request, (trx) =>
-        deleteTemplate(trx, request.auth.projectId, request.params.id),
-      );
+      const row = await authorizedWrite(ctx, request, (trx) => deleteTemplate(trx, projectId, found.id));
       if (row === undefined) throw templateNotFound();
-      return { ...templateView(row), deletedAt: iso(deletedAt) };
+      return {
+        ...templateView(row),
+        deletedAt: iso(deletedAt),
+        providerDeletion: deletion.kind,
+        ...(deletion.kind === 'refused' && { providerError: deletion.error }),
+      };
     },
   );
 }

@@ -1,14 +1,17 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { findTemplatesByProviderTemplateId } from '../../db/templates.ts';
-import type { ReportResult } from '../../providers/provider.ts';
+import { projectsSendingFrom } from '../../db/projects.ts';
+import { makeBusinessAccountDue } from '../../db/providerAccounts.ts';
+import { findTemplatesForProviderReport } from '../../db/templates.ts';
 import { hasValidSignature, reportsOf } from '../../providers/whatsapp/webhook.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 
 // Meta's webhook for the WhatsApp Cloud API (CONTRACT §7): the verification handshake, and the
-// signed notifications of message statuses and template reviews. Meta authenticates with the
-// app secret's signature, not an API key.
+// signed notifications of message statuses, template statuses and category changes, and number
+// throughput changes. Meta authenticates with the app secret's signature, not an API key. One
+// Meta app may serve other WABAs and deployments too: what names no project's number or account
+// here is acknowledged and ignored.
 
 const PATH = '/v1/providers/whatsapp/webhook';
 const TAG = 'Provider webhooks';
@@ -69,10 +72,12 @@ export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpConte
         tags: [TAG],
         summary: 'WhatsApp webhook notifications',
         description:
-          'Message statuses (sent, delivered, read, failed) and template reviews from Meta, signed with ' +
-          '`X-Hub-Signature-256` (HMAC-SHA256 of the body with `SVC_WHATSAPP_APP_SECRET`): unsigned or badly signed ' +
-          'posts are 401. Answers 200 once every report is recorded (duplicates and late reports change nothing), ' +
-          'and 500 when a status names an svc message that cannot be found yet, so that Meta sends it again.',
+          'Message statuses (sent, delivered, read, failed), template statuses and category changes, and number ' +
+          'throughput changes from Meta, signed with `X-Hub-Signature-256` (HMAC-SHA256 of the body with ' +
+          '`SVC_WHATSAPP_APP_SECRET`): unsigned or badly signed posts are 401. Answers 200 once every report is ' +
+          'recorded (duplicates, late reports, and reports about numbers or accounts of no project here change ' +
+          'nothing), and 503 when a status of a project’s number names an svc message that cannot be found yet, so ' +
+          'that Meta sends it again.',
       },
     },
     async (request, reply) => {
@@ -87,30 +92,50 @@ export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpConte
       } catch {
         throw new ApiError('invalid_json', 'The body is not valid JSON.');
       }
-      const { messages, templates } = reportsOf(payload);
+      const { messages, templates, categories, accountChanges } = reportsOf(payload);
+      const { db } = ctx.database;
+      const owners = await projectsSendingFrom(db, [...new Set(messages.map((report) => report.phoneNumberId).filter((id) => id !== undefined))]);
       let missing = 0;
       for (const report of messages) {
-        const result: ReportResult = await ctx.inbound(report);
-        if (result === 'unknown' && report.messageId !== undefined && SVC_MESSAGE_ID.test(report.messageId)) missing++;
-        else if (result === 'unknown') request.log.debug({ providerMessageId: report.providerMessageId }, 'status of a message svc did not send');
+        // Every status names its sending number; applying checks it against the message's project.
+        if (report.phoneNumberId === undefined) continue;
+        const result = await ctx.inbound(report);
+        // Of a project's number here, naming an svc message not found yet: worth Meta's retry. Of
+        // a number no project has here (another app's or deployment's): acknowledged.
+        const ours = owners.has(report.phoneNumberId);
+        if (result === 'unknown' && ours && report.messageId !== undefined && SVC_MESSAGE_ID.test(report.messageId)) missing++;
       }
+      // Unknown template ids are left to the review worker, which polls every PENDING template.
       for (const update of templates) {
-        // Unknown ids are left to the review worker, which polls every PENDING template.
-        for (const template of await findTemplatesByProviderTemplateId(ctx.database.db, update.providerTemplateId)) {
+        for (const template of await findTemplatesForProviderReport(db, update.providerTemplateId, update.businessAccountId)) {
           await ctx.inbound({
             kind: 'template',
             templateId: template.id,
-            status: update.status,
+            ...(update.status !== undefined && { status: update.status }),
+            providerStatus: update.providerStatus,
             ...(update.reason !== undefined && { reason: update.reason }),
             occurredAt: update.occurredAt,
           });
         }
       }
+      for (const update of categories) {
+        for (const template of await findTemplatesForProviderReport(db, update.providerTemplateId, update.businessAccountId)) {
+          await ctx.inbound({
+            kind: 'template_category',
+            templateId: template.id,
+            category: update.category,
+            ...(update.upcoming && { upcoming: update.upcoming }),
+            occurredAt: update.occurredAt,
+          });
+        }
+      }
+      // A number's throughput changed: its accounts are checked again at once (the dispatcher's pace follows).
+      for (const businessAccountId of new Set(accountChanges)) await makeBusinessAccountDue(db, businessAccountId, Date.now());
       if (missing > 0) {
         request.log.warn({ missing }, 'WhatsApp statuses for messages not found; Meta will send them again');
         throw new ApiError('unavailable', 'Some statuses name messages that cannot be found yet; send them again later.');
       }
-      return reply.code(200).send({ received: messages.length + templates.length });
+      return reply.code(200).send({ received: messages.length + templates.length + categories.length + accountChanges.length });
     },
   );
 }

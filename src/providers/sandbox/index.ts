@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import { claimDue, nextDueAt } from '../../db/claims.ts';
@@ -9,12 +9,15 @@ import { newId } from '../../domain/ids.ts';
 import { WorkerLoop } from '../../workers/loop.ts';
 import type { Notifier } from '../../workers/notifier.ts';
 import type {
+  AccountCheck,
+  AccountQuery,
   MessageSubmission,
   Provider,
   ProviderError,
   ProviderInbound,
   SendOutcome,
   TemplateCheck,
+  TemplateDeletion,
   TemplateSubmission,
 } from '../provider.ts';
 import { MAGIC, TEMPORARILY_UNAVAILABLE, UNDELIVERABLE } from './magicRecipients.ts';
@@ -58,6 +61,31 @@ export class SandboxProvider implements Provider {
     this.#notifier = notifier;
     this.#logger = logger;
     this.#records = new GroupCommitter(database, (trx, items) => this.#commitRecords(trx, items));
+  }
+
+  /**
+   * Any credentials are accepted (CONTRACT §7); the account is described plausibly. Its throughput
+   * is left unset, so SVC_PROVIDER_MAX_MPS paces the sandbox as before.
+   */
+  async checkAccount(query: AccountQuery): Promise<AccountCheck> {
+    const { phoneNumberId } = query.credentials;
+    const digits = BigInt('0x' + createHash('sha256').update(phoneNumberId).digest('hex').slice(0, 12)).toString().padStart(15, '1');
+    return {
+      kind: 'checked',
+      account: {
+        businessAccountId: query.businessAccountId ?? digits.slice(0, 15),
+        displayPhoneNumber: `+1 555-${digits.slice(-7, -4)}-${digits.slice(-4)}`,
+        verifiedName: 'Sandbox Business',
+        qualityRating: 'GREEN',
+        messagesPerSecond: null,
+        webhooksSubscribed: true,
+        problem: null,
+      },
+    };
+  }
+
+  async deleteTemplate(_template: TemplateSubmission): Promise<TemplateDeletion> {
+    return { kind: 'deleted' };
   }
 
   async submitTemplate(_template: TemplateSubmission) {

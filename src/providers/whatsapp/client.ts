@@ -3,12 +3,14 @@ import { Agent, request } from 'undici';
 // A small client for Meta's Graph API: one keep-alive pool, a deadline per call, and answers
 // returned as values (never thrown) so callers can map them to outcomes.
 
-/** The error object of a Graph API error answer (`{ error: {…} }`). */
+/**
+ * The error object of a Graph API error answer (`{ error: {…} }`). Its `error_subcode` is left
+ * out on purpose: deprecated, and not returned since v16.
+ */
 export interface GraphErrorBody {
   message?: string;
   type?: string;
   code?: number;
-  error_subcode?: number;
   error_user_title?: string;
   error_user_msg?: string;
   error_data?: { messaging_product?: string; details?: string };
@@ -23,7 +25,7 @@ export type GraphFailure =
 export type GraphResult<T> = { ok: true; status: number; body: T } | { ok: false; failure: GraphFailure };
 
 export interface GraphCall {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** After the version, e.g. `/1065550001/messages`. */
   path: string;
   accessToken: string;

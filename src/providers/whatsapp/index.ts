@@ -3,21 +3,24 @@ import type { Config } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import { recordProviderTemplateId } from '../../db/templates.ts';
 import type {
+  AccountCheck,
+  AccountQuery,
   MessageSubmission,
   Provider,
-  ProviderCredentials,
   ProviderInbound,
   SendOutcome,
   TemplateCheck,
+  TemplateDeletion,
   TemplateSubmission,
 } from '../provider.ts';
+import { checkAccount } from './account.ts';
 import { GraphClient, type GraphFailure, type GraphResult } from './client.ts';
-import { classifyGraphFailure } from './errors.ts';
+import { CodeButtons } from './codeButtons.ts';
+import { classifyGraphFailure, graphFailureError, isGraphOutage } from './errors.ts';
 import {
   createTemplatePayload,
-  type DebugTokenResponse,
   type GraphTemplate,
-  type PhoneNumbersResponse,
+  sameTemplate,
   sendMessagePayload,
   type SendMessageResponse,
   TEMPLATE_FIELDS,
@@ -28,15 +31,15 @@ const GRAPH_TIMEOUT_MS = 10_000;
 /** Meta reviews most templates within minutes; its webhook usually settles them sooner. */
 const FIRST_REVIEW_CHECK_MS = 60_000;
 const REVIEW_RECHECK_MS = 5 * 60_000;
-/** A template registered before the project saved credentials waits for them. */
-const NO_CREDENTIALS_RECHECK_MS = 60_000;
+/** A template registered before the project saved credentials (or before its account is known) waits for them. */
+const NO_ACCOUNT_RECHECK_MS = 60_000;
 
 /** A Graph call that failed where the caller cannot answer with an outcome (template review). */
 export class GraphCallError extends Error {
   override name = 'GraphCallError';
   readonly failure: GraphFailure;
   constructor(what: string, failure: GraphFailure) {
-    const detail = classifyGraphFailure(failure).error;
+    const detail = graphFailureError(failure);
     super(`${what}: ${detail.code} ${detail.title} (${detail.message})`);
     this.failure = failure;
   }
@@ -47,12 +50,14 @@ function required<T>(result: GraphResult<T>, what: string): T {
   return result.body;
 }
 
+type WithProviderId = TemplateSubmission & { providerTemplateId: string | null };
+
 /**
  * The WhatsApp Cloud API. Messages are sent with the project's phone number id and token;
- * templates are registered with the WhatsApp Business Account (WABA) that owns that number,
- * found through the token's granted scopes (debug_token), as Meta documents for onboarding.
- * Status reports arrive by Meta's webhook (http/routes/whatsappWebhook.ts), so there is nothing
- * to start; template reviews are also polled, so a missed webhook delays nothing for long.
+ * templates are registered with the WhatsApp Business Account (WABA) that owns that number, found
+ * or verified when the credentials are saved (account.ts). Status reports arrive by Meta's
+ * webhook (http/routes/whatsappWebhook.ts), so there is nothing to start; template reviews are
+ * also polled, so a missed webhook delays nothing for long.
  */
 export class WhatsAppProvider implements Provider {
   readonly name = 'whatsapp';
@@ -60,8 +65,7 @@ export class WhatsAppProvider implements Provider {
   readonly #client: GraphClient;
   readonly #database: Database;
   readonly #logger: Logger;
-  /** A phone number's WABA never changes: asked once per process. */
-  readonly #businessAccounts = new Map<string, string>();
+  readonly #codeButtons: CodeButtons;
 
   constructor(settings: Config['whatsapp'], database: Database, logger: Logger, options: { timeoutMs?: number } = {}) {
     const timeoutMs = options.timeoutMs ?? GRAPH_TIMEOUT_MS;
@@ -69,14 +73,20 @@ export class WhatsAppProvider implements Provider {
     this.submissionTimeoutMs = timeoutMs;
     this.#database = database;
     this.#logger = logger.child({ provider: 'whatsapp' });
+    this.#codeButtons = new CodeButtons(database.reader);
+  }
+
+  checkAccount(query: AccountQuery): Promise<AccountCheck> {
+    return checkAccount(this.#client, query);
   }
 
   async sendMessage(message: MessageSubmission): Promise<SendOutcome> {
+    const codeButton = await this.#codeButtons.needed(message.projectId, message.templateName, message.language);
     const result = await this.#client.call<SendMessageResponse>({
       method: 'POST',
       path: `/${encodeURIComponent(message.credentials.phoneNumberId)}/messages`,
       accessToken: message.credentials.accessToken,
-      body: sendMessagePayload(message),
+      body: sendMessagePayload(message, codeButton),
     });
     if (!result.ok) return classifyGraphFailure(result.failure);
     const providerMessageId = result.body?.messages?.[0]?.id;
@@ -88,9 +98,10 @@ export class WhatsAppProvider implements Provider {
   }
 
   async submitTemplate(template: TemplateSubmission): Promise<{ providerTemplateId: string | null; checkAfterMs: number }> {
-    if (!template.credentials) return { providerTemplateId: null, checkAfterMs: NO_CREDENTIALS_RECHECK_MS };
-    const businessAccountId = await this.#businessAccountOf(template.credentials);
-    const created = await this.#createTemplate(businessAccountId, template);
+    if (!template.credentials || template.businessAccountId === null) {
+      return { providerTemplateId: null, checkAfterMs: NO_ACCOUNT_RECHECK_MS };
+    }
+    const created = await this.#createTemplate(template.businessAccountId, template);
     // Not taken (a name already used there, a refusal, an outage): the review check finds the
     // template by name and language, or submits it again and settles a refusal as REJECTED.
     if (!created.ok || typeof created.body?.id !== 'string') return { providerTemplateId: null, checkAfterMs: 0 };
@@ -98,9 +109,9 @@ export class WhatsAppProvider implements Provider {
     return { providerTemplateId: created.body.id, checkAfterMs: check.status === 'PENDING' ? FIRST_REVIEW_CHECK_MS : 0 };
   }
 
-  async checkTemplate(template: TemplateSubmission & { providerTemplateId: string | null }): Promise<TemplateCheck> {
-    const { credentials } = template;
-    if (!credentials) return { status: 'PENDING', checkAgainAfterMs: NO_CREDENTIALS_RECHECK_MS };
+  async checkTemplate(template: WithProviderId): Promise<TemplateCheck> {
+    const { credentials, businessAccountId } = template;
+    if (!credentials || businessAccountId === null) return { status: 'PENDING', checkAgainAfterMs: NO_ACCOUNT_RECHECK_MS };
     if (template.providerTemplateId !== null) {
       const found = await this.#client.call<GraphTemplate>({
         method: 'GET',
@@ -109,18 +120,25 @@ export class WhatsAppProvider implements Provider {
         query: { fields: TEMPLATE_FIELDS },
       });
       if (found.ok) return templateCheckOf(found.body ?? {}, REVIEW_RECHECK_MS);
-      const error = found.failure.kind === 'http' ? found.failure.error : undefined;
-      // Graph's "object does not exist": deleted at Meta, it can never send.
-      if (error?.code === 100 && error.error_subcode === 33) {
-        return { status: 'REJECTED', reason: 'The template no longer exists at WhatsApp.' };
-      }
-      throw new GraphCallError('template status check failed', found.failure);
+      if (isGraphOutage(found.failure)) throw new GraphCallError('template status check failed', found.failure);
+      // Refused (Meta answers "does not exist" with code 100): look for it by name and language.
     }
-    const businessAccountId = await this.#businessAccountOf(credentials);
-    const existing = await this.#findTemplate(businessAccountId, template, credentials);
+    const existing = await this.#findTemplate(businessAccountId, template);
     if (existing?.id) {
+      if (!sameTemplate(existing, template)) {
+        return {
+          status: 'REJECTED',
+          reason:
+            `WhatsApp already has a template '${template.name}' (${template.language}) with other content (an older ` +
+            'one, perhaps deleted in svc only): delete it in WhatsApp Manager, or register this one under another name.',
+          providerStatus: 'REJECTED',
+        };
+      }
       await recordProviderTemplateId(this.#database.db, template.templateId, existing.id);
       return templateCheckOf(existing, REVIEW_RECHECK_MS);
+    }
+    if (template.providerTemplateId !== null) {
+      return { status: 'REJECTED', reason: 'The template no longer exists at WhatsApp.', providerStatus: 'DELETED' };
     }
     const created = await this.#createTemplate(businessAccountId, template);
     if (created.ok && typeof created.body?.id === 'string') {
@@ -131,11 +149,41 @@ export class WhatsAppProvider implements Provider {
       const failure = classifyGraphFailure(created.failure);
       // Refused outright (invalid name, language, category or text): that is Meta's review.
       if (failure.kind === 'permanent') {
-        return { status: 'REJECTED', reason: `${failure.error.title}: ${failure.error.message}` };
+        return { status: 'REJECTED', reason: `${failure.error.title}: ${failure.error.message}`, providerStatus: 'REJECTED' };
       }
       throw new GraphCallError('template submission failed', created.failure);
     }
     throw new Error('template submission answered without an id');
+  }
+
+  async deleteTemplate(template: WithProviderId): Promise<TemplateDeletion> {
+    const { credentials, businessAccountId } = template;
+    if (!credentials || businessAccountId === null) return { kind: 'absent' };
+    let providerTemplateId = template.providerTemplateId;
+    if (providerTemplateId === null) {
+      // Perhaps submitted without the answer being recorded: look for it by name and language.
+      try {
+        const found = await this.#findTemplate(businessAccountId, template);
+        providerTemplateId = found?.id && sameTemplate(found, template) ? found.id : null;
+      } catch (error) {
+        if (!(error instanceof GraphCallError)) throw error;
+        const kind = isGraphOutage(error.failure) ? 'unavailable' : 'refused';
+        return { kind, error: graphFailureError(error.failure) };
+      }
+      if (providerTemplateId === null) return { kind: 'absent' };
+    }
+    // By id (hsm_id) with its name: deleting by name alone would delete every language of it.
+    const deleted = await this.#client.call<{ success?: boolean }>({
+      method: 'DELETE',
+      path: `/${encodeURIComponent(businessAccountId)}/message_templates`,
+      accessToken: credentials.accessToken,
+      query: { hsm_id: providerTemplateId, name: template.name },
+    });
+    if (deleted.ok) return { kind: 'deleted' };
+    const error = graphFailureError(deleted.failure);
+    if (isGraphOutage(deleted.failure)) return { kind: 'unavailable', error };
+    this.#logger.warn({ templateId: template.templateId, error }, 'template deletion refused by WhatsApp');
+    return { kind: 'refused', error };
   }
 
   start(_inbound: ProviderInbound): void {
@@ -146,7 +194,7 @@ export class WhatsAppProvider implements Provider {
     await this.#client.close();
   }
 
-  async #createTemplate(businessAccountId: string, template: TemplateSubmission & { credentials?: ProviderCredentials }) {
+  async #createTemplate(businessAccountId: string, template: TemplateSubmission) {
     const result = await this.#client.call<GraphTemplate>({
       method: 'POST',
       path: `/${encodeURIComponent(businessAccountId)}/message_templates`,
@@ -154,66 +202,21 @@ export class WhatsAppProvider implements Provider {
       body: createTemplatePayload(template),
     });
     if (!result.ok) {
-      this.#logger.warn({ templateId: template.templateId, error: classifyGraphFailure(result.failure).error }, 'template submission refused');
+      this.#logger.warn({ templateId: template.templateId, error: graphFailureError(result.failure) }, 'template submission refused');
     }
     return result;
   }
 
-  async #findTemplate(
-    businessAccountId: string,
-    template: TemplateSubmission,
-    credentials: ProviderCredentials,
-  ): Promise<GraphTemplate | undefined> {
+  async #findTemplate(businessAccountId: string, template: TemplateSubmission): Promise<GraphTemplate | undefined> {
     const listed = required(
       await this.#client.call<{ data?: GraphTemplate[] }>({
         method: 'GET',
         path: `/${encodeURIComponent(businessAccountId)}/message_templates`,
-        accessToken: credentials.accessToken,
+        accessToken: template.credentials!.accessToken,
         query: { name: template.name, fields: TEMPLATE_FIELDS, limit: '100' },
       }),
       'template lookup failed',
     );
     return listed?.data?.find((found) => found.name === template.name && found.language === template.language);
-  }
-
-  /** The WABA that owns the phone number, among those the token was granted. */
-  async #businessAccountOf(credentials: ProviderCredentials): Promise<string> {
-    const known = this.#businessAccounts.get(credentials.phoneNumberId);
-    if (known !== undefined) return known;
-    const debug = required(
-      await this.#client.call<DebugTokenResponse>({
-        method: 'GET',
-        path: '/debug_token',
-        accessToken: credentials.accessToken,
-        query: { input_token: credentials.accessToken },
-      }),
-      'access token inspection failed',
-    );
-    const candidates =
-      debug?.data?.granular_scopes?.find((scope) => scope.scope === 'whatsapp_business_management')?.target_ids ?? [];
-    let found: string | undefined = candidates.length === 1 ? candidates[0] : undefined;
-    for (const candidate of candidates.length > 1 ? candidates : []) {
-      const numbers = required(
-        await this.#client.call<PhoneNumbersResponse>({
-          method: 'GET',
-          path: `/${encodeURIComponent(candidate)}/phone_numbers`,
-          accessToken: credentials.accessToken,
-          query: { fields: 'id', limit: '100' },
-        }),
-        'phone number lookup failed',
-      );
-      if (numbers?.data?.some((number) => number.id === credentials.phoneNumberId)) {
-        found = candidate;
-        break;
-      }
-    }
-    if (found === undefined) {
-      throw new Error(
-        `no WhatsApp Business Account with phone number ${credentials.phoneNumberId} was granted to the token ` +
-          '(whatsapp_business_management)',
-      );
-    }
-    this.#businessAccounts.set(credentials.phoneNumberId, found);
-    return found;
   }
 }

@@ -1,7 +1,10 @@
+import { otpTypeOf } from '../../domain/authenticationTemplates.ts';
+import { exampleFor } from '../../domain/templateExamples.ts';
+import { bodyOf, footerOf, headerOf, otpButtonsOf } from '../../domain/templates.ts';
 import type { MessageSubmission, TemplateCheck, TemplateComponent, TemplateSubmission } from '../provider.ts';
 
 // The JSON svc sends to and reads from the Graph API (WhatsApp Cloud API reference: messages,
-// message templates, debug_token).
+// message templates, authentication templates).
 
 export interface SendMessageResponse {
   messaging_product?: string;
@@ -16,28 +19,29 @@ export interface GraphTemplate {
   status?: string;
   category?: string;
   rejected_reason?: string;
+  components?: { type?: string; text?: string }[];
 }
 
-export interface DebugTokenResponse {
-  data?: { granular_scopes?: { scope?: string; target_ids?: string[] }[] };
-}
+export const TEMPLATE_FIELDS = 'id,name,language,status,category,rejected_reason,components';
 
-export interface PhoneNumbersResponse {
-  data?: { id?: string }[];
-}
-
-/** A template message: the language code, then the HEADER and BODY parameters in order. */
-export function sendMessagePayload(message: MessageSubmission) {
+/**
+ * A template message: the language code, the HEADER and BODY parameters in order and, for an
+ * AUTHENTICATION template, its OTP button's parameter (Meta requires the code twice: in the body
+ * and in the button).
+ */
+export function sendMessagePayload(message: MessageSubmission, codeButton: boolean) {
   const text = (value: string) => ({ type: 'text', text: value });
+  const code = message.bodyParameters[0];
   const components = [
     ...(message.headerParameters.length > 0 ? [{ type: 'header', parameters: message.headerParameters.map(text) }] : []),
     ...(message.bodyParameters.length > 0 ? [{ type: 'body', parameters: message.bodyParameters.map(text) }] : []),
+    ...(codeButton && code !== undefined ? [{ type: 'button', sub_type: 'url', index: '0', parameters: [text(code)] }] : []),
   ];
   return {
     messaging_product: 'whatsapp',
     recipient_type: 'individual',
-    // Meta takes the number with or without '+'; its wa_id form has none.
-    to: message.to.replace(/^\+/, ''),
+    // Full E.164, with its '+': without it Meta prepends the business number's country code.
+    to: message.to,
     type: 'template',
     template: {
       name: message.templateName,
@@ -49,62 +53,95 @@ export function sendMessagePayload(message: MessageSubmission) {
   };
 }
 
-function placeholderCount(text: string): number {
-  let highest = 0;
-  for (const match of text.matchAll(/\{\{(\d+)\}\}/g)) highest = Math.max(highest, Number(match[1]));
-  return highest;
+/** An AUTHENTICATION template, in Meta's authentication model: no texts, Meta writes them. */
+function authenticationPayload(components: readonly TemplateComponent[]) {
+  const body = bodyOf(components);
+  const footer = footerOf(components);
+  const button = otpButtonsOf(components)[0];
+  return [
+    {
+      type: 'BODY',
+      ...(body?.add_security_recommendation !== undefined && { add_security_recommendation: body.add_security_recommendation }),
+    },
+    ...(footer ? [{ type: 'FOOTER', code_expiration_minutes: footer.code_expiration_minutes }] : []),
+    ...(button
+      ? [
+          {
+            type: 'BUTTONS',
+            buttons: [
+              {
+                type: 'OTP',
+                otp_type: otpTypeOf(button),
+                ...(button.text !== undefined && { text: button.text }),
+                ...(button.autofill_text !== undefined && { autofill_text: button.autofill_text }),
+                ...(button.supported_apps !== undefined && { supported_apps: button.supported_apps }),
+              },
+            ],
+          },
+        ]
+      : []),
+  ];
 }
 
-function samples(count: number): string[] {
-  return Array.from({ length: count }, (_, index) => `sample ${index + 1}`);
-}
-
-/** Meta requires an example value for every placeholder; svc's API has none, so it sends neutral ones. */
-function componentPayload(component: TemplateComponent) {
-  const count = placeholderCount(component.text);
-  switch (component.type) {
-    case 'HEADER':
-      return { type: 'HEADER', format: 'TEXT', text: component.text, ...(count > 0 && { example: { header_text: samples(count) } }) };
-    case 'BODY':
-      return { type: 'BODY', text: component.text, ...(count > 0 && { example: { body_text: [samples(count)] } }) };
-    case 'FOOTER':
-      return { type: 'FOOTER', text: component.text };
-  }
+/** HEADER, BODY and FOOTER with their texts and example values (the customer's, or derived). */
+function standardPayload(components: readonly TemplateComponent[]) {
+  const header = headerOf(components);
+  const body = bodyOf(components)!;
+  const footer = footerOf(components);
+  const withExample = (component: NonNullable<typeof header>) => {
+    const example = exampleFor(component);
+    return example ? { example } : {};
+  };
+  return [
+    ...(header ? [{ type: 'HEADER', format: 'TEXT', text: header.text, ...withExample(header) }] : []),
+    { type: 'BODY', text: body.text, ...withExample(body) },
+    ...(footer ? [{ type: 'FOOTER', text: footer.text }] : []),
+  ];
 }
 
 export function createTemplatePayload(template: TemplateSubmission) {
+  const authentication = template.category === 'AUTHENTICATION';
   return {
     name: template.name,
     language: template.language,
     category: template.category,
-    components: template.components.map(componentPayload),
+    components: authentication ? authenticationPayload(template.components) : standardPayload(template.components),
   };
 }
 
-export const TEMPLATE_FIELDS = 'id,name,language,status,category,rejected_reason';
-
-/** A rejection reason a person can act on, from Meta's reason code (NONE when it gives none). */
-export function rejectionReason(reason: string | undefined, status = 'REJECTED'): string {
-  const detail = reason && reason !== 'NONE' ? `: ${reason}` : '';
-  if (status === 'REJECTED') return `Rejected by WhatsApp${detail}.`;
-  return `The template is ${status} at WhatsApp${detail}.`;
+/**
+ * Whether a template Meta already has under this name and language is the one registered: the
+ * same texts (an AUTHENTICATION template's texts are Meta's own, so its category decides).
+ * Anything else is an older template the customer deleted in svc, not one to adopt.
+ */
+export function sameTemplate(found: GraphTemplate, template: TemplateSubmission): boolean {
+  if (template.category === 'AUTHENTICATION') return found.category === 'AUTHENTICATION';
+  const theirs = (type: string) => found.components?.find((component) => component.type?.toUpperCase() === type)?.text;
+  const ours = (type: 'HEADER' | 'BODY' | 'FOOTER') =>
+    (type === 'HEADER' ? headerOf : type === 'BODY' ? bodyOf : footerOf)(template.components)?.text;
+  const hasButtons = found.components?.some((component) => component.type?.toUpperCase() === 'BUTTONS') ?? false;
+  return !hasButtons && (['HEADER', 'BODY', 'FOOTER'] as const).every((type) => theirs(type) === ours(type));
 }
 
-/**
- * Meta's template status → svc's review outcome. PAUSED templates were approved (sending them
- * fails with 132015 until they are resumed); DISABLED and DELETED ones can never send.
- */
+/** A rejection reason a person can act on, from Meta's reason code (NONE when it gives none). */
+export function rejectionReason(reason: string | undefined, status = 'REJECTED', details: string[] = []): string {
+  const code = reason && reason !== 'NONE' ? `: ${reason}` : '';
+  const more = details.filter((detail) => detail.trim() !== '').map((detail) => ` ${detail.trim()}`).join('');
+  if (status === 'REJECTED') return `Rejected by WhatsApp${code}.${more}`;
+  return `The template is ${status} at WhatsApp${code}.${more}`;
+}
+
+/** Meta's template statuses in which an approved template stays approved (it may still be unable to send: PAUSED). */
+const STILL_APPROVED = new Set(['APPROVED', 'PAUSED', 'FLAGGED', 'LOCKED']);
+/** Meta's template statuses that end a review as REJECTED: it can never send as registered. */
+const ENDED = new Set(['REJECTED', 'DISABLED', 'DELETED', 'PENDING_DELETION', 'ARCHIVED', 'LIMIT_EXCEEDED']);
+
+/** Meta's template status → svc's review outcome, with Meta's own status alongside. */
 export function templateCheckOf(template: GraphTemplate, recheckAfterMs: number): TemplateCheck {
-  switch (template.status) {
-    case 'APPROVED':
-    case 'PAUSED':
-      return { status: 'APPROVED' };
-    case 'REJECTED':
-    case 'DISABLED':
-    case 'DELETED':
-    case 'PENDING_DELETION':
-      return { status: 'REJECTED', reason: rejectionReason(template.rejected_reason, template.status) };
-    default:
-      return { status: 'PENDING', checkAgainAfterMs: recheckAfterMs };
+  const status = template.status ?? 'PENDING';
+  if (STILL_APPROVED.has(status)) return { status: 'APPROVED', providerStatus: status };
+  if (ENDED.has(status)) {
+    return { status: 'REJECTED', reason: rejectionReason(template.rejected_reason, status), providerStatus: status };
   }
+  return { status: 'PENDING', checkAgainAfterMs: recheckAfterMs };
 }

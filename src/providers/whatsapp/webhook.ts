@@ -1,22 +1,40 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { MAX_CLOCK_SKEW_MS } from '../../domain/reportedTime.ts';
 import type { ProviderError, ProviderReport } from '../provider.ts';
 import { rejectionReason } from './payloads.ts';
 
-// Meta's webhook: the signature check and the payload → reports mapping. Pure: no I/O.
+// Meta's webhook: the signature check and the payload → reports mapping. Pure: no I/O. Fields
+// (webhooks reference): messages (statuses), message_template_status_update,
+// template_category_update and phone_number_quality_update; anything else is skipped.
 
 type MessageReport = Extract<ProviderReport, { kind: 'message' }>;
 
-/** A template review, named by Meta's template id (svc's templates are found by it). */
+/** A template's new status at Meta, named by Meta's template id (svc's templates are found by it). */
 export interface TemplateStatusUpdate {
   providerTemplateId: string;
-  status: 'APPROVED' | 'REJECTED';
+  /** The WABA that reports it (entry.id). */
+  businessAccountId: string | undefined;
+  /** The review outcome it implies for a PENDING template, if any. */
+  status?: 'APPROVED' | 'REJECTED';
+  providerStatus: string;
   reason?: string;
+  occurredAt: number;
+}
+
+export interface TemplateCategoryUpdate {
+  providerTemplateId: string;
+  businessAccountId: string | undefined;
+  category: string;
+  upcoming?: { category: string; effectiveAt: number };
   occurredAt: number;
 }
 
 export interface WebhookReports {
   messages: MessageReport[];
   templates: TemplateStatusUpdate[];
+  categories: TemplateCategoryUpdate[];
+  /** WABAs whose numbers' throughput or limits changed (phone_number_quality_update). */
+  accountChanges: string[];
 }
 
 /** `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body, keyed with the app secret>`. */
@@ -40,28 +58,43 @@ function objects(value: unknown): Json[] {
   return Array.isArray(value) ? value.filter((item): item is Json => item !== null && typeof item === 'object') : [];
 }
 
+function object(value: unknown): Json | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
+}
+
 function text(value: unknown): string | undefined {
   if (typeof value === 'string' && value !== '') return value;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
   return undefined;
 }
 
-/** Meta's timestamps are Unix seconds (as strings in status objects, numbers in entry.time). */
-function millisOf(seconds: unknown, fallback: number): number {
+/** An announced change takes effect within a day (Meta: 24 hours); a week is the most believed. */
+const MAX_ANNOUNCED_AHEAD_MS = 7 * 24 * 3600_000;
+
+/**
+ * Meta's timestamps are Unix seconds (strings in status objects, numbers in entry.time). Anything
+ * else (an object, a negative number, a date too far ahead) is not taken as it is: `fallback`
+ * stands in for a missing or unreadable one, and none is later than `latest` (by default now plus
+ * a little skew).
+ */
+function millisOf(seconds: unknown, now: number, fallback = now, latest = now + MAX_CLOCK_SKEW_MS): number {
+  if (typeof seconds !== 'string' && typeof seconds !== 'number') return fallback;
   const value = Number(seconds);
-  return Number.isFinite(value) && value > 0 ? value * 1000 : fallback;
+  if (!Number.isFinite(value) || value <= 0) return fallback;
+  return Math.min(value * 1000, latest);
 }
 
 function statusError(status: Json): ProviderError | undefined {
   const [first] = objects(status.errors);
   if (!first) return undefined;
   const title = text(first.title) ?? text(first.message) ?? 'Message failed';
-  const details = (first.error_data as Json | undefined)?.details;
+  const details = object(first.error_data)?.details;
   return { code: text(first.code) ?? 'unknown', title, message: text(details) ?? text(first.message) ?? title };
 }
 
 function messageReports(value: Json, now: number): MessageReport[] {
   const reports: MessageReport[] = [];
+  const phoneNumberId = text(object(value.metadata)?.phone_number_id);
   for (const status of objects(value.statuses)) {
     const mapped = MESSAGE_STATUSES[text(status.status) as keyof typeof MESSAGE_STATUSES];
     const providerMessageId = text(status.id);
@@ -73,6 +106,7 @@ function messageReports(value: Json, now: number): MessageReport[] {
       kind: 'message',
       providerMessageId,
       ...(messageId !== undefined && { messageId }),
+      ...(phoneNumberId !== undefined && { phoneNumberId }),
       status: mapped,
       occurredAt: millisOf(status.timestamp, now),
       ...(error && { error }),
@@ -81,30 +115,86 @@ function messageReports(value: Json, now: number): MessageReport[] {
   return reports;
 }
 
-function templateUpdate(value: Json, occurredAt: number): TemplateStatusUpdate | undefined {
-  const providerTemplateId = text(value.message_template_id);
-  const event = text(value.event);
-  if (providerTemplateId === undefined || event === undefined) return undefined;
-  if (event === 'APPROVED') return { providerTemplateId, status: 'APPROVED', occurredAt };
-  if (event === 'REJECTED' || event === 'DISABLED') {
-    return { providerTemplateId, status: 'REJECTED', reason: rejectionReason(text(value.reason), event), occurredAt };
-  }
-  // PENDING, PAUSED, FLAGGED, REINSTATED, …: no review outcome for svc.
-  return undefined;
+/** Meta's template events → the review outcome each implies for a PENDING template (none: no outcome), and Meta's status. */
+const TEMPLATE_EVENTS: Readonly<Record<string, { status?: 'APPROVED' | 'REJECTED'; providerStatus: string }>> = {
+  APPROVED: { status: 'APPROVED', providerStatus: 'APPROVED' },
+  // No longer flagged or disabled: active again.
+  REINSTATED: { status: 'APPROVED', providerStatus: 'APPROVED' },
+  PAUSED: { status: 'APPROVED', providerStatus: 'PAUSED' },
+  FLAGGED: { status: 'APPROVED', providerStatus: 'FLAGGED' },
+  LOCKED: { status: 'APPROVED', providerStatus: 'LOCKED' },
+  REJECTED: { status: 'REJECTED', providerStatus: 'REJECTED' },
+  DISABLED: { status: 'REJECTED', providerStatus: 'DISABLED' },
+  DELETED: { status: 'REJECTED', providerStatus: 'DELETED' },
+  PENDING_DELETION: { status: 'REJECTED', providerStatus: 'PENDING_DELETION' },
+  ARCHIVED: { status: 'REJECTED', providerStatus: 'ARCHIVED' },
+  LIMIT_EXCEEDED: { status: 'REJECTED', providerStatus: 'LIMIT_EXCEEDED' },
+  IN_APPEAL: { providerStatus: 'IN_APPEAL' },
+  PENDING: { providerStatus: 'PENDING' },
+};
+
+function templateReason(value: Json, event: string, now: number): string | undefined {
+  const rejection = object(value.rejection_info);
+  const other = object(value.other_info);
+  const disabled = object(value.disable_info);
+  const details = [text(rejection?.reason), text(rejection?.recommendation), text(other?.title), text(other?.description)]
+    .filter((detail): detail is string => detail !== undefined);
+  if (disabled !== undefined) details.push(`Disabled on ${new Date(millisOf(disabled.disable_date, now)).toISOString().slice(0, 10)}.`);
+  const reason = text(value.reason);
+  if (event === 'APPROVED' || event === 'REINSTATED') return details.length > 0 ? details.join(' ') : undefined;
+  return rejectionReason(reason, event, details);
 }
 
-/** Every report a webhook carries; anything unrecognised is skipped. */
+function templateUpdate(value: Json, businessAccountId: string | undefined, occurredAt: number, now: number): TemplateStatusUpdate | undefined {
+  const providerTemplateId = text(value.message_template_id);
+  const event = text(value.event);
+  const known = event === undefined || !Object.hasOwn(TEMPLATE_EVENTS, event) ? undefined : TEMPLATE_EVENTS[event];
+  if (providerTemplateId === undefined || known === undefined) return undefined;
+  const reason = templateReason(value, event!, now);
+  return { providerTemplateId, businessAccountId, ...known, ...(reason !== undefined && { reason }), occurredAt };
+}
+
+function categoryUpdate(value: Json, businessAccountId: string | undefined, occurredAt: number, now: number): TemplateCategoryUpdate | undefined {
+  const providerTemplateId = text(value.message_template_id);
+  const category = text(value.new_category);
+  if (providerTemplateId === undefined || category === undefined) return undefined;
+  const correct = text(value.correct_category);
+  // An announcement: `new_category` is the current one, `correct_category` the coming one.
+  const upcoming =
+    correct !== undefined && correct !== category
+      ? { category: correct, effectiveAt: millisOf(value.category_update_timestamp, now, now + 24 * 3600_000, now + MAX_ANNOUNCED_AHEAD_MS) }
+      : undefined;
+  return { providerTemplateId, businessAccountId, category, ...(upcoming && { upcoming }), occurredAt };
+}
+
+/** Every report a webhook carries; anything unrecognised — another product's object, an unknown field — is skipped. */
 export function reportsOf(payload: unknown, now = Date.now()): WebhookReports {
-  const reports: WebhookReports = { messages: [], templates: [] };
-  if (payload === null || typeof payload !== 'object') return reports;
-  for (const entry of objects((payload as Json).entry)) {
+  const reports: WebhookReports = { messages: [], templates: [], categories: [], accountChanges: [] };
+  const root = object(payload);
+  if (root === undefined || root.object !== 'whatsapp_business_account') return reports;
+  for (const entry of objects(root.entry)) {
+    const businessAccountId = text(entry.id);
+    const occurredAt = millisOf(entry.time, now);
     for (const change of objects(entry.changes)) {
-      const value = change.value;
-      if (value === null || typeof value !== 'object') continue;
-      if (change.field === 'messages') reports.messages.push(...messageReports(value as Json, now));
-      if (change.field === 'message_template_status_update') {
-        const update = templateUpdate(value as Json, millisOf(entry.time, now));
-        if (update) reports.templates.push(update);
+      const value = object(change.value);
+      if (value === undefined) continue;
+      switch (change.field) {
+        case 'messages':
+          reports.messages.push(...messageReports(value, now));
+          break;
+        case 'message_template_status_update': {
+          const update = templateUpdate(value, businessAccountId, occurredAt, now);
+          if (update) reports.templates.push(update);
+          break;
+        }
+        case 'template_category_update': {
+          const update = categoryUpdate(value, businessAccountId, occurredAt, now);
+          if (update) reports.categories.push(update);
+          break;
+        }
+        case 'phone_number_quality_update':
+          if (businessAccountId !== undefined) reports.accountChanges.push(businessAccountId);
+          break;
       }
     }
   }
