@@ -43,7 +43,10 @@ export interface DispatcherOptions {
   maxInFlight: number;
   /** How far ahead a lane is filled, in time at its number's pace. */
   lookaheadMs?: number;
-  /** The most messages one project's claim takes at once. */
+  /**
+   * The most messages one project's claim takes at once (default 100). Each claimed batch is
+   * then submitted and recorded in turns that hold the event loop, which the API shares with SQLite.
+   */
   claimLimit?: number;
   /** Messages held waiting in this process, over all lanes. */
   maxWaiting?: number;
@@ -95,7 +98,7 @@ export class Dispatcher {
     this.#recorder = new OutcomeRecorder(deps.database, deps.notifier, deps.config.sendRetryScheduleMs);
     this.#maxInFlight = options.maxInFlight;
     this.#lookaheadMs = options.lookaheadMs ?? 1000;
-    this.#claimLimit = options.claimLimit ?? 500;
+    this.#claimLimit = options.claimLimit ?? 100;
     this.#maxWaiting = options.maxWaiting ?? 10_000;
     this.#leaseMs = options.leaseMs ?? deps.provider.submissionTimeoutMs + 5000;
     this.#pollMs = options.pollMs ?? 1000;
