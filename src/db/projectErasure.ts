@@ -36,6 +36,9 @@ export async function eraseProject(
   const templates = await db.deleteFrom('templates').where('project_id', '=', projectId).executeTakeFirst();
 
   const messageIds = db.selectFrom('messages').select('id').where('project_id', '=', projectId);
+  // The messages first: a submission being recorded for one of them (the sandbox share-locks it)
+  // commits before this goes on, so its records are erased below too.
+  if (dialect === 'postgres') await messageIds.orderBy('id').forUpdate().execute(); // in id order, as the workers lock them
   await db.deleteFrom('sandbox_reports').where('message_id', 'in', messageIds).execute();
   await db.deleteFrom('sandbox_submissions').where('message_id', 'in', messageIds).execute();
   const idempotencyKeys = await db.deleteFrom('idempotency_keys').where('project_id', '=', projectId).executeTakeFirst();

@@ -136,7 +136,26 @@ export class SandboxProvider implements Provider {
     return Number(row.count);
   }
 
-  async #commitRecords(trx: Db, items: SandboxRecord[]): Promise<void[]> {
+  async #commitRecords(trx: Db, all: SandboxRecord[]): Promise<void[]> {
+    // A message erased with its project while it was being submitted leaves no record behind. The
+    // rows are share-locked (PostgreSQL) so an erasure in progress either waits for this commit,
+    // and erases these records too, or has already removed the message.
+    const live = new Set(
+      (
+        await trx
+          .selectFrom('messages')
+          .select('id')
+          .where(
+            'id',
+            'in',
+            all.map((item) => item.submission.message_id),
+          )
+          .$if(this.#database.dialect === 'postgres', (query) => query.forKeyShare())
+          .execute()
+      ).map((row) => row.id),
+    );
+    const items = all.filter((item) => live.has(item.submission.message_id));
+    if (items.length === 0) return all.map(() => undefined);
     await trx
       .insertInto('sandbox_submissions')
       .values(items.map((item) => item.submission))
@@ -146,7 +165,7 @@ export class SandboxProvider implements Provider {
       await trx.insertInto('sandbox_reports').values(reports).execute();
       await this.#notifier.notifyInTransaction(trx, 'sandbox');
     }
-    return items.map(() => undefined);
+    return all.map(() => undefined);
   }
 
   start(inbound: ProviderInbound): void {
