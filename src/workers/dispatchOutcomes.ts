@@ -29,8 +29,9 @@ export class OutcomeRecorder {
     this.#database = database;
     this.#notifier = notifier;
     this.#retryScheduleMs = retryScheduleMs;
-    // Not synced one by one: an outcome lost with the machine is a message sent again (at least once).
-    this.#committer = new GroupCommitter(database, (trx, items) => this.#commit(trx, items), { maxBatch: 500, durable: false });
+    // Synced: an outcome lost with the machine would be a message sent twice to a person, and the
+    // duplicate window must stay "between the provider's acceptance and our commit".
+    this.#committer = new GroupCommitter(database, (trx, items) => this.#commit(trx, items), { maxBatch: 500 });
   }
 
   async record(message: MessageRow, outcome: SendOutcome): Promise<void> {
