@@ -4,6 +4,7 @@ import { signatureOf } from '../../src/providers/whatsapp/webhook.ts';
 import type { DatabaseKind } from './databases.ts';
 import { FAKE_WABA_ID, type FakeGraphApi, startFakeGraphApi, systemUserToken } from './fakeGraphApi.ts';
 import { startTestServer, type TestServer } from './server.ts';
+import { until } from './until.ts';
 
 // svc with SVC_PROVIDER=whatsapp against the fake Graph API, and Meta's side of the webhook.
 
@@ -116,15 +117,7 @@ export function templateWebhook(providerTemplateId: string, event: string, extra
   );
 }
 
-export async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
+export { until };
 
 export async function providerTemplateIdOf(server: TestServer, id: string): Promise<string> {
   const row = await until(`the provider id of ${id}`, async () => {

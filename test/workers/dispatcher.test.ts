@@ -14,6 +14,7 @@ import { Notifier } from '../../src/workers/notifier.ts';
 import { createSendRateGate } from '../../src/workers/sendRate.ts';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../support/databases.ts';
 import { TEST_ENCRYPTION_KEY } from '../support/server.ts';
+import { until } from '../support/until.ts';
 
 // The dispatcher against a real database and a scripted provider (the provider is the outside
 // world, so it is the one thing faked): what it submits, when, and what it records.
@@ -64,16 +65,6 @@ class ScriptedProvider implements Provider {
 
   start(): void {}
   async stop(): Promise<void> {}
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  assert.fail(`timed out waiting for ${what}`);
 }
 
 for (const kind of databaseKinds()) {
