@@ -31,7 +31,10 @@ export async function createTestDatabase(kind: DatabaseKind): Promise<TestDataba
     };
   }
   const base = process.env.SVC_TEST_POSTGRES_URL!;
-  const schema = `t_${randomBytes(6).toString('hex')}`;
+  // Named by creation time (seconds, hex) and a random part, so a run drops only the schemas of
+  // runs long finished and leaves those of a run going on beside it alone.
+  const created = Math.floor(Date.now() / 1000).toString(16).padStart(8, '0');
+  const schema = `t_${created}${randomBytes(4).toString('hex')}`;
   const client = new pg.Client({ connectionString: base });
   await client.connect();
   await client.query(`create schema ${schema}`);
@@ -42,7 +45,7 @@ export async function createTestDatabase(kind: DatabaseKind): Promise<TestDataba
     kind,
     url: url.toString(),
     place: schema,
-    // Kept until the next run (test/support/resetPostgres.ts drops them all first): Kysely's
+    // Kept until a later run (test/support/resetPostgres.ts drops those over an hour old): Kysely's
     // migrator reads the whole catalogue, and a schema dropped by another test process during
     // that read makes it fail.
     drop: async () => {},
