@@ -21,6 +21,7 @@ import { whatsappWebhookRoutes } from './routes/whatsappWebhook.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { decoratePublicUrl } from './publicUrl.ts';
 import { projectErasureRoutes } from './routes/projectErasure.ts';
+import { eventRoutes } from './routes/events.ts';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -190,6 +191,7 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
   await app.register(async (scope) => testHelperRoutes(scope, ctx));
   await app.register(async (scope) => messageRoutes(scope, ctx));
   await app.register(async (scope) => webhookDeliveryRoutes(scope, ctx));
+  await app.register(async (scope) => eventRoutes(scope, ctx));
   await app.register(async (scope) => whatsappWebhookRoutes(scope, ctx));
   return app;
 }

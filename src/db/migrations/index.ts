@@ -8,6 +8,7 @@ import * as m0005 from './0005_whatsapp.ts';
 import * as m0006 from './0006_tenant_limits.ts';
 import * as m0007 from './0007_worker_heartbeats.ts';
 import * as m0008 from './0008_request_path.ts';
+import * as m0009e from './0009_events_feed.ts';
 
 /** Every migration, in order. Names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0006_tenant_limits': m0006,
   '0007_worker_heartbeats': m0007,
   '0008_request_path': m0008,
+  '0009_events_feed': m0009e,
 };
