@@ -127,24 +127,6 @@ export async function findMessage(db: Db, projectId: string, id: string): Promis
   return (await MESSAGE_BY_ID.rows(db, [projectId, id]))[0];
 }
 
-/**
- * The message a provider report is about — by our id when the provider echoes it, else by the
- * provider's id — locked (PostgreSQL) so concurrent reports apply one after the other.
- */
-export async function findMessageForReport(
-  db: Db,
-  dialect: DialectName,
-  by: { messageId?: string; providerMessageId: string },
-): Promise<MessageRow | undefined> {
-  return db
-    .selectFrom('messages')
-    .selectAll()
-    .$if(by.messageId !== undefined, (query) => query.where('id', '=', by.messageId!))
-    .$if(by.messageId === undefined, (query) => query.where('provider_message_id', '=', by.providerMessageId))
-    .$if(dialect === 'postgres', (query) => query.forUpdate())
-    .executeTakeFirst();
-}
-
 const MESSAGE_FOR_UPDATE_SQLITE = statement<MessageRow>('select * from messages where id = ?');
 const MESSAGES_FOR_UPDATE_POSTGRES = postgresStatement<MessageRow>(
   'select * from messages where id = any($1::text[]) order by id for update',

@@ -1,14 +1,16 @@
-import { findMessageForReport } from '../db/messages.ts';
 import type { Db } from '../db/database.ts';
+import { GroupCommitter } from '../db/groupCommit.ts';
 import type { MessageRow } from '../db/messages.ts';
 import { findProject, projectsSendingFrom } from '../db/projects.ts';
+import { lockReportedMessages } from '../db/reportedMessages.ts';
 import { transitionsForReport } from '../domain/messageStatus.ts';
 import { reportedTime } from '../domain/reportedTime.ts';
 import type { ProviderReport, ReportResult } from '../providers/provider.ts';
 import type { ReportDeps } from './providerReports.ts';
-import { recordStatusChanges } from './statusChanges.ts';
+import { recordStatusChanges, type StatusChange } from './statusChanges.ts';
 
 type MessageReport = Extract<ProviderReport, { kind: 'message' }>;
+type Applied = ReportResult | 'webhooks';
 
 /**
  * Whether a report from `phoneNumberId` is about this message: the number is its project's, or
@@ -23,43 +25,73 @@ async function fromSendingNumber(trx: Db, message: MessageRow, report: MessageRe
 }
 
 /**
- * Applies a provider's status report to its message through the state machine: forward only,
+ * Applies provider status reports to their messages through the state machine: forward only,
  * READ implies DELIVERED, FAILED only before READ; duplicates and late reports change nothing.
  * A report naming its sending number applies only when that number sent the message; its time is
  * kept between the message's queueing and now.
+ *
+ * Reports arriving together (the sandbox's due reports, a provider's concurrent webhooks) are
+ * group-committed: one transaction and a fixed number of statements for all of them, as the
+ * dispatcher records its outcomes. Each report still gets its own answer.
  */
-export async function applyMessageReport(deps: ReportDeps, report: MessageReport): Promise<ReportResult> {
-  const { db, dialect } = deps.database;
-  const now = Date.now();
-  const outcome = await db.transaction().execute(async (trx): Promise<ReportResult | 'webhooks'> => {
-    const message = await findMessageForReport(trx, dialect, report);
-    if (!message) return 'unknown';
-    if (report.phoneNumberId !== undefined && !(await fromSendingNumber(trx, message, { ...report, phoneNumberId: report.phoneNumberId }))) {
-      deps.logger.warn({ messageId: message.id, phoneNumberId: report.phoneNumberId }, 'status from another number ignored');
-      return 'unchanged';
-    }
-    const transitions = transitionsForReport(message.status, report.status);
-    if (transitions.length === 0) return 'unchanged';
-    const enqueued = await recordStatusChanges(
-      trx,
-      dialect,
-      deps.notifier,
-      [
-        {
-          message,
-          transitions,
-          occurredAt: reportedTime(report.occurredAt, { notBefore: message.queued_at, now }),
-          providerMessageId: report.providerMessageId,
-          ...(report.error && { error: report.error }),
-        },
-      ],
-      now,
-    );
-    return enqueued ? 'webhooks' : 'applied';
-  });
-  if (outcome === 'webhooks') {
+export function createMessageReports(deps: ReportDeps): (report: MessageReport) => Promise<ReportResult> {
+  const committer = new GroupCommitter<MessageReport, Applied>(deps.database, (trx, reports) => applyReports(deps, trx, reports));
+  return async (report) => {
+    const applied = await committer.submit(report);
+    if (applied !== 'webhooks') return applied;
     deps.notifier.wakeLocal('webhooks');
     return 'applied';
+  };
+}
+
+async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[]): Promise<Applied[]> {
+  const { dialect } = deps.database;
+  const now = Date.now();
+  const results: Applied[] = reports.map(() => 'unknown');
+  let pending = reports.map((report, index) => ({ report, index }));
+  // One report per message in each pass, so two reports about one message apply in their order,
+  // the second to the row the first left.
+  while (pending.length > 0) {
+    const { byId, byProviderId } = await lockReportedMessages(
+      trx,
+      dialect,
+      pending.map(({ report }) => report),
+    );
+    const changes: StatusChange[] = [];
+    const changed: number[] = [];
+    const inThisPass = new Set<string>();
+    const later: typeof pending = [];
+    for (const entry of pending) {
+      const { report, index } = entry;
+      const message = report.messageId === undefined ? byProviderId.get(report.providerMessageId) : byId.get(report.messageId);
+      if (!message) continue;
+      if (inThisPass.has(message.id)) {
+        later.push(entry);
+        continue;
+      }
+      inThisPass.add(message.id);
+      if (report.phoneNumberId !== undefined && !(await fromSendingNumber(trx, message, { ...report, phoneNumberId: report.phoneNumberId }))) {
+        deps.logger.warn({ messageId: message.id, phoneNumberId: report.phoneNumberId }, 'status from another number ignored');
+        results[index] = 'unchanged';
+        continue;
+      }
+      const transitions = transitionsForReport(message.status, report.status);
+      if (transitions.length === 0) {
+        results[index] = 'unchanged';
+        continue;
+      }
+      changes.push({
+        message,
+        transitions,
+        occurredAt: reportedTime(report.occurredAt, { notBefore: message.queued_at, now }),
+        providerMessageId: report.providerMessageId,
+        ...(report.error && { error: report.error }),
+      });
+      changed.push(index);
+    }
+    const enqueued = await recordStatusChanges(trx, dialect, deps.notifier, changes, now);
+    for (const index of changed) results[index] = enqueued ? 'webhooks' : 'applied';
+    pending = later;
   }
-  return outcome;
+  return results;
 }

@@ -3,7 +3,7 @@ import type { Database } from '../db/database.ts';
 import type { ProviderInbound } from '../providers/provider.ts';
 import type { Notifier } from './notifier.ts';
 import { applyTemplateCategory, applyTemplateReview } from './templateReview.ts';
-import { applyMessageReport } from './messageReports.ts';
+import { createMessageReports } from './messageReports.ts';
 
 export interface ReportDeps {
   database: Database;
@@ -13,6 +13,7 @@ export interface ReportDeps {
 
 /** Every provider report — template reviews and category changes, message statuses — enters svc here. */
 export function createProviderInbound(deps: ReportDeps): ProviderInbound {
+  const applyMessageReport = createMessageReports(deps);
   return (report) => {
     switch (report.kind) {
       case 'template':
@@ -20,7 +21,7 @@ export function createProviderInbound(deps: ReportDeps): ProviderInbound {
       case 'template_category':
         return applyTemplateCategory(deps, report);
       case 'message':
-        return applyMessageReport(deps, report);
+        return applyMessageReport(report);
     }
   };
 }

@@ -24,7 +24,6 @@ import { MAGIC, TEMPORARILY_UNAVAILABLE, UNDELIVERABLE } from './magicRecipients
 import { sandboxReview } from './reviewRules.ts';
 
 const REPORT_BATCH = 200;
-const REPORT_CONCURRENCY = 16;
 // Making a report takes milliseconds; a short lease lets a restarted process take over quickly.
 const REPORT_LEASE_MS = 5_000;
 
@@ -185,21 +184,19 @@ export class SandboxProvider implements Provider {
           for (const report of due.toSorted((a, b) => a.due_at - b.due_at)) {
             byMessage.set(report.message_id, [...(byMessage.get(report.message_id) ?? []), report]);
           }
-          const queue = [...byMessage.values()];
+          // All at once: the inbound side group-commits reports that arrive together.
           await Promise.all(
-            Array.from({ length: Math.min(REPORT_CONCURRENCY, queue.length) }, async () => {
-              for (let reports = queue.shift(); reports; reports = queue.shift()) {
-                for (const report of reports) {
-                  // Like WhatsApp's biz_opaque_callback_data, the report names our message id too.
-                  await inbound({
-                    kind: 'message',
-                    messageId: report.message_id,
-                    providerMessageId: report.provider_message_id,
-                    status: report.status as Exclude<MessageStatus, 'QUEUED'>,
-                    occurredAt: report.due_at,
-                    ...(report.error !== null && { error: JSON.parse(report.error) as ProviderError }),
-                  });
-                }
+            [...byMessage.values()].map(async (reports) => {
+              for (const report of reports) {
+                // Like WhatsApp's biz_opaque_callback_data, the report names our message id too.
+                await inbound({
+                  kind: 'message',
+                  messageId: report.message_id,
+                  providerMessageId: report.provider_message_id,
+                  status: report.status as Exclude<MessageStatus, 'QUEUED'>,
+                  occurredAt: report.due_at,
+                  ...(report.error !== null && { error: JSON.parse(report.error) as ProviderError }),
+                });
               }
             }),
           );
