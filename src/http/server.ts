@@ -21,6 +21,7 @@ import { whatsappWebhookRoutes } from './routes/whatsappWebhook.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { decoratePublicUrl } from './publicUrl.ts';
 import { projectErasureRoutes } from './routes/projectErasure.ts';
+import { swaggerOptions } from './openapi/index.ts';
 import { eventRoutes } from './routes/events.ts';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -161,19 +162,7 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
   });
   instrumentHttp(app, ctx.metrics);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'svc',
-        version: '1.0.0',
-        description: 'Outbound business messaging through provider-approved templates.',
-      },
-      components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'svc_live_…' } },
-      },
-    },
-  });
+  await app.register(swagger, swaggerOptions(ctx.config));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(scalar, {
     routePrefix: '/docs',
