@@ -29,16 +29,19 @@ function isProblem(value: unknown): value is Problem {
 }
 
 /** The result of a client call, as openapi-fetch gives it. */
-export type CallResult<T> =
+export type CallResult<T = unknown> =
   | { data: T; error?: never; response: Response }
   | { data?: never; error: unknown; response: Response };
+
+/** The data of a call's successful variant. */
+type SuccessData<R> = R extends { data: infer D } ? D : never;
 
 /**
  * The data of a successful call, or an SvcError thrown for an error answer:
  * `const message = await unwrap(svc.GET('/v1/messages/{id}', …))`.
  */
-export async function unwrap<T>(call: Promise<CallResult<T>> | CallResult<T>): Promise<T> {
+export async function unwrap<R extends CallResult>(call: Promise<R> | R): Promise<SuccessData<R>> {
   const result = await call;
   if (result.error !== undefined || !result.response.ok) throw new SvcError(result.response, result.error);
-  return result.data as T;
+  return result.data as SuccessData<R>;
 }
