@@ -1,18 +1,22 @@
 import { Command, Option } from 'commander';
-import { createApp } from './app.ts';
-import { ConfigError, loadConfig, type Role } from './config.ts';
-import { openDatabase } from './db/database.ts';
-import { migrateToLatest, SchemaError } from './db/migrate.ts';
-import { isDatabaseUnavailable } from './db/unavailable.ts';
-import { switchProject, UnknownProjectError } from './projectSwitch.ts';
+import type { Role } from './config.ts';
+import { registerClientCommands } from './cli/index.ts';
 
-function fail(error: unknown): never {
-  console.error(`svc: ${startupErrorLine(error)}`);
+// The service's own commands (serve, migrate, projects disable|enable) load the service's
+// modules when they run, so the client commands (src/cli) start without them.
+
+async function fail(error: unknown): Promise<never> {
+  console.error(`svc: ${await startupErrorLine(error)}`);
   process.exit(1);
 }
 
 /** One line a person can act on, for the failures an operator meets at start-up. */
-function startupErrorLine(error: unknown): string {
+async function startupErrorLine(error: unknown): Promise<string> {
+  const [{ ConfigError }, { SchemaError }, { isDatabaseUnavailable }] = await Promise.all([
+    import('./config.ts'),
+    import('./db/migrate.ts'),
+    import('./db/unavailable.ts'),
+  ]);
   if (error instanceof ConfigError) return `configuration: ${error.message}`;
   if (error instanceof SchemaError) return error.message;
   const { code, address, port, path, message } = error as NodeJS.ErrnoException & { address?: string; port?: number };
@@ -40,6 +44,7 @@ function databaseLocation(): string {
 }
 
 async function serve(role: Role): Promise<void> {
+  const [{ loadConfig }, { createApp }] = await Promise.all([import('./config.ts'), import('./app.ts')]);
   const config = loadConfig();
   const app = await createApp(config, { role });
   const url = await app.start();
@@ -68,6 +73,11 @@ async function serve(role: Role): Promise<void> {
 }
 
 async function migrate(): Promise<void> {
+  const [{ loadConfig }, { openDatabase }, { migrateToLatest }] = await Promise.all([
+    import('./config.ts'),
+    import('./db/database.ts'),
+    import('./db/migrate.ts'),
+  ]);
   const config = loadConfig();
   const database = openDatabase(config.databaseUrl, { poolSize: 1 });
   try {
@@ -92,10 +102,14 @@ program
   .action(() => migrate().catch(fail));
 
 async function projectSwitch(id: string, disabled: boolean): Promise<void> {
+  const [{ loadConfig }, { switchProject, UnknownProjectError }] = await Promise.all([
+    import('./config.ts'),
+    import('./projectSwitch.ts'),
+  ]);
   try {
     console.log(await switchProject(loadConfig(), id, disabled));
   } catch (error) {
-    if (!(error instanceof UnknownProjectError)) fail(error);
+    if (!(error instanceof UnknownProjectError)) return fail(error);
     console.error(`svc: ${error.message}`);
     process.exit(1);
   }
@@ -110,5 +124,7 @@ projects
   .command('enable <id>')
   .description('give a disabled project its API keys back')
   .action((id: string) => projectSwitch(id, false));
+
+registerClientCommands(program, projects);
 
 await program.parseAsync(process.argv);

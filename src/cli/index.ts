@@ -1,0 +1,23 @@
+import type { Command } from 'commander';
+import { registerAuthCommands } from './auth.ts';
+import { registerCredentialCommands } from './credentials.ts';
+import { EXIT_CODES_HELP } from './exitCodes.ts';
+import { registerKeyCommands } from './keys.ts';
+import { registerProjectCommands } from './projects.ts';
+
+// svc's client commands: a user's view of svc through its public API (via @svc/sdk), beside the
+// service's own commands (serve, migrate, projects disable|enable) in main.ts.
+
+export function registerClientCommands(program: Command, projects: Command): void {
+  registerAuthCommands(program);
+  registerProjectCommands(projects);
+  registerKeyCommands(program);
+  registerCredentialCommands(program);
+  program.addHelpText(
+    'after',
+    `
+Client commands talk to a running svc through its public API: sign in with \`svc login\`
+(or set SVC_API_KEY and SVC_BASE_URL). Every command has --help; most take --json.
+${EXIT_CODES_HELP}`,
+  );
+}
