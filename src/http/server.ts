@@ -21,6 +21,7 @@ import { whatsappWebhookRoutes } from './routes/whatsappWebhook.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { decoratePublicUrl } from './publicUrl.ts';
 import { projectErasureRoutes } from './routes/projectErasure.ts';
+import { consoleRoutes } from './routes/console.ts';
 import { swaggerOptions } from './openapi/index.ts';
 import { eventRoutes } from './routes/events.ts';
 
@@ -182,5 +183,6 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
   await app.register(async (scope) => webhookDeliveryRoutes(scope, ctx));
   await app.register(async (scope) => eventRoutes(scope, ctx));
   await app.register(async (scope) => whatsappWebhookRoutes(scope, ctx));
+  await app.register(consoleRoutes);
   return app;
 }
