@@ -23,6 +23,8 @@ export async function startSvc(svcDir: string, env: Record<string, string>, role
       SVC_ENCRYPTION_KEY: ENCRYPTION_KEY,
       SVC_SIGNUP_RATE_LIMIT: '100000',
       SVC_LOG_LEVEL: 'info',
+      // e.g. BENCH_SVC_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile svc alone.
+      ...(process.env.BENCH_SVC_NODE_OPTIONS && { NODE_OPTIONS: process.env.BENCH_SVC_NODE_OPTIONS }),
       ...env,
     },
   });

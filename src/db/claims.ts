@@ -124,19 +124,27 @@ export async function claimProjectHeads<T extends ProjectQueueTable>(
   if (dialect === 'postgres') {
     const projects = [...claim.quotas.keys()];
     const quotas = [...claim.quotas.values()];
-    const result = await sql<Tables[T]>`
-      update ${t} set due_at = ${leaseEnd}, lease_expires_at = ${leaseEnd}
-      where id in (
-        select c.id from unnest(${projects}::text[], ${quotas}::int[]) as w(project_id, quota)
-        cross join lateral (
-          select q.id from ${t} q
-          where q.project_id = w.project_id and q.due_at is not null and q.due_at <= ${claim.now} ${extra}
-          order by q.due_at limit w.quota
-          for update skip locked
-        ) c
-      )
-      returning *`.execute(db);
-    return result.rows;
+    const claimIn = async (trx: Db) => {
+      // Walk each project's (project_id, due_at) index and stop after its quota. A queue's
+      // statistics lag behind a burst (analyzed while nearly empty), and the planner then reads
+      // every due row of the project, tests `where` on each (a subquery for webhooks) and sorts
+      // them: measured at 150 ms a claim with 10,000 due deliveries, against about 1 ms.
+      await sql`select set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true)`.execute(trx);
+      const result = await sql<Tables[T]>`
+        update ${t} set due_at = ${leaseEnd}, lease_expires_at = ${leaseEnd}
+        where id in (
+          select c.id from unnest(${projects}::text[], ${quotas}::int[]) as w(project_id, quota)
+          cross join lateral (
+            select q.id from ${t} q
+            where q.project_id = w.project_id and q.due_at is not null and q.due_at <= ${claim.now} ${extra}
+            order by q.due_at limit w.quota
+            for update skip locked
+          ) c
+        )
+        returning *`.execute(trx);
+      return result.rows;
+    };
+    return db.isTransaction ? claimIn(db) : db.transaction().execute(claimIn);
   }
   const rows: Tables[T][] = [];
   for (const [projectId, quota] of claim.quotas) {
