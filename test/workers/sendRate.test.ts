@@ -12,17 +12,18 @@ describe('send pacing', () => {
       for (let start = 0; start < 1000; start += WINDOW_MS) sum += windowBudget(max, 5000 + start);
       assert.equal(sum, max, `cap ${max}`);
     }
-    assert.equal(windowBudget(80, 0), 8);
-    assert.equal(windowBudget(80, 900), 0, 'the last window of a second is left empty');
+    assert.equal(windowBudget(80, 0), 10);
+    assert.equal(windowBudget(80, 800), 0, 'the last two windows of a second are left empty');
+    assert.equal(windowBudget(80, 900), 0, 'the last two windows of a second are left empty');
   });
 
   it('grants no more than a window’s budget per number; numbers and caps are independent', async () => {
     const gate = new MemorySendRateGate();
     const now = 10_000;
-    assert.equal(await gate.reserve('a', 100, 80, now), 8);
+    assert.equal(await gate.reserve('a', 100, 80, now), 10);
     assert.equal(await gate.reserve('a', 5, 80, now + 50), 0);
     assert.equal(await gate.reserve('b', 5, 80, now + 50), 5);
-    assert.equal(await gate.reserve('c', 500, 1000, now + 50), 111);
+    assert.equal(await gate.reserve('c', 500, 1000, now + 50), 125);
     assert.equal(await gate.reserve('a', 100, 80, now + WINDOW_MS), windowBudget(80, now + WINDOW_MS));
   });
 });
