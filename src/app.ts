@@ -16,6 +16,7 @@ import { createWorkers } from './workers/index.ts';
 import { registerMessageQueueMetrics } from './workers/messageQueueHealth.ts';
 import { Notifier } from './workers/notifier.ts';
 import { createProviderInbound } from './workers/providerReports.ts';
+import { configureAutoSuppression } from './sending/autoSuppress.ts';
 
 export interface AppOptions {
   role?: Role;
@@ -53,6 +54,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const encryptionKey = resolveEncryptionKey(config.encryptionKey, database.sqlitePath, logger);
     const metrics = createMetricsRegistry();
     const notifier = new Notifier(database, logger);
+    configureAutoSuppression(notifier, config.autoSuppress);
     const provider = createProvider(config, database, notifier, logger);
     const inbound = createProviderInbound({ database, notifier, logger });
     const keyUsage = new KeyUsageRecorder(database, logger);

@@ -62,6 +62,10 @@ export interface Config {
   readonly logFormat: 'json' | 'pretty';
   /** /readyz fails when due messages have waited this long with no worker claiming any. */
   readonly workerStallMs: number;
+  /** Put the numbers of messages FAILED as opted out / not on WhatsApp on the suppression list. */
+  readonly autoSuppress: boolean;
+  /** Largest body of POST /v1/messages/batch (up to 1,000 items). */
+  readonly batchBodyLimitBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -94,8 +98,8 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   return raw as T;
 }
 
-function flag(env: Env, name: string): boolean {
-  const raw = oneOf(env, name, ['true', 'false', '1', '0'], 'false');
+function flag(env: Env, name: string, fallback = false): boolean {
+  const raw = oneOf(env, name, ['true', 'false', '1', '0'], fallback ? 'true' : 'false');
   return raw === 'true' || raw === '1';
 }
 
@@ -244,6 +248,8 @@ export function loadConfig(env: Env = process.env): Config {
     opsHost: read(env, 'SVC_OPS_HOST') ?? read(env, 'HOST') ?? '127.0.0.1',
     logFormat: logFormat(env),
     workerStallMs: integer(env, 'SVC_WORKER_STALL_MS', 60_000, 1000, 86_400_000),
+    autoSuppress: flag(env, 'SVC_AUTO_SUPPRESS', true),
+    batchBodyLimitBytes: integer(env, 'SVC_BATCH_BODY_LIMIT_BYTES', 4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
   };
   return deepFreeze(config);
 }

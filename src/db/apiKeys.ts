@@ -143,15 +143,19 @@ export interface ActiveKey {
   projectId: string;
   /** Whether the key's project has saved both provider credentials. */
   providerConfigured: boolean;
+  /** The project's suppression_version (db/suppressions.ts): a send checked against another is checked again. */
+  suppressionVersion: number;
 }
 
-const ACTIVE_KEY_SQLITE = statement<{ id: string; project_id: string; configured: number }>(
-  'select k.id, k.project_id, (p.provider_phone_number_id is not null and p.provider_access_token_enc is not null) as configured ' +
+const ACTIVE_KEY_SQLITE = statement<{ id: string; project_id: string; configured: number; suppression_version: number }>(
+  'select k.id, k.project_id, (p.provider_phone_number_id is not null and p.provider_access_token_enc is not null) as configured, ' +
+    'p.suppression_version ' +
     'from api_keys k join projects p on p.id = k.project_id ' +
     'where k.id = ? and k.revoked_at is null and p.disabled_at is null',
 );
-const ACTIVE_KEYS_POSTGRES = postgresStatement<{ id: string; project_id: string; configured: boolean }>(
-  'select k.id, k.project_id, (p.provider_phone_number_id is not null and p.provider_access_token_enc is not null) as configured ' +
+const ACTIVE_KEYS_POSTGRES = postgresStatement<{ id: string; project_id: string; configured: boolean; suppression_version: number }>(
+  'select k.id, k.project_id, (p.provider_phone_number_id is not null and p.provider_access_token_enc is not null) as configured, ' +
+    'p.suppression_version ' +
     'from api_keys k join projects p on p.id = k.project_id ' +
     'where k.id = any($1::text[]) and k.revoked_at is null and p.disabled_at is null ' +
     'order by k.id for share of k',
@@ -169,6 +173,12 @@ export async function activeKeysForWrite(db: Db, dialect: DialectName, ids: read
     dialect === 'postgres'
       ? await ACTIVE_KEYS_POSTGRES.rows(db, [ids])
       : (await Promise.all([...ids].sort().map((id) => ACTIVE_KEY_SQLITE.rows(db, [id])))).flat();
-  for (const row of rows) active.set(row.id, { projectId: row.project_id, providerConfigured: Boolean(row.configured) });
+  for (const row of rows) {
+    active.set(row.id, {
+      projectId: row.project_id,
+      providerConfigured: Boolean(row.configured),
+      suppressionVersion: Number(row.suppression_version),
+    });
+  }
   return active;
 }

@@ -15,9 +15,12 @@ export interface NewMessage {
   headerVariables?: Record<string, string>;
   /** What the recipient reads. */
   content: { header?: string; body: string; footer?: string };
+  /** Epoch ms: not submitted before then. */
+  sendAt?: number;
+  batchId?: string;
 }
 
-/** The row of a message just accepted: QUEUED and due now. */
+/** The row of a message just accepted: QUEUED, due now or at its sendAt. */
 export function queuedMessageRow(message: NewMessage, now: number): MessageRow {
   return {
     id: newId('msg', now),
@@ -32,7 +35,7 @@ export function queuedMessageRow(message: NewMessage, now: number): MessageRow {
     rendered: JSON.stringify(message.content),
     status: 'QUEUED',
     attempts: 0,
-    due_at: now,
+    due_at: message.sendAt ?? now,
     lease_expires_at: null,
     provider_message_id: null,
     error: null,
@@ -42,6 +45,9 @@ export function queuedMessageRow(message: NewMessage, now: number): MessageRow {
     read_at: null,
     failed_at: null,
     updated_at: now,
+    scheduled_for: message.sendAt ?? null,
+    canceled_at: null,
+    batch_id: message.batchId ?? null,
   };
 }
 
@@ -71,6 +77,9 @@ const MESSAGE_COLUMNS: readonly (readonly [keyof MessageRow, string])[] = [
   ['read_at', 'bigint'],
   ['failed_at', 'bigint'],
   ['updated_at', 'bigint'],
+  ['scheduled_for', 'bigint'],
+  ['canceled_at', 'bigint'],
+  ['batch_id', 'text'],
 ];
 
 const EVENT_COLUMNS: readonly (readonly [keyof MessageEventRow, string])[] = [
@@ -160,6 +169,7 @@ const CHANGEABLE_TYPES: Record<string, string> = {
   delivered_at: 'bigint',
   read_at: 'bigint',
   failed_at: 'bigint',
+  canceled_at: 'bigint',
   updated_at: 'bigint',
 };
 
@@ -233,6 +243,7 @@ export interface MessageFilter {
   since?: number;
   /** Epoch ms, exclusive. */
   until?: number;
+  batchId?: string;
 }
 
 /**
@@ -258,10 +269,13 @@ export type MessageViewRow = Pick<
   | 'variables'
   | 'header_variables'
   | 'rendered'
+  | 'scheduled_for'
+  | 'canceled_at'
+  | 'batch_id'
 >;
 const VIEW_COLUMNS =
   'id, status, recipient, template_name, language, queued_at, updated_at, sent_at, delivered_at, read_at, failed_at, ' +
-  'provider_message_id, error, variables, header_variables, rendered';
+  'provider_message_id, error, variables, header_variables, rendered, scheduled_for, canceled_at, batch_id';
 
 // One prepared statement per combination of filters used (at most 64).
 const listStatements = new Map<string, Statement<MessageViewRow>>();
@@ -280,6 +294,7 @@ export async function listMessages(
   if (filter.status) conditions.push(['status = ?', filter.status]);
   if (filter.to) conditions.push(['recipient = ?', filter.to]);
   if (filter.template) conditions.push(['template_name = ?', filter.template]);
+  if (filter.batchId) conditions.push(['batch_id = ?', filter.batchId]);
   if (filter.since !== undefined) conditions.push(['id >= ?', idLowerBound('msg', filter.since)]);
   if (filter.until !== undefined) conditions.push(['id < ?', idLowerBound('msg', filter.until)]);
   if (page.beforeId) conditions.push(['id < ?', page.beforeId]);
@@ -321,12 +336,23 @@ export async function listMessageEvents(db: Db, message: MessageRow): Promise<Me
 export interface SendContext {
   /** Whether the project has saved both provider credentials. */
   providerConfigured: boolean;
+  /** How many numbers the project suppresses: none, and a send needs no lookup. */
+  suppressionCount: number;
+  /** The project's suppression_version when read: the accept commit checks it is still that. */
+  suppressionVersion: number;
   /** Every language of the named template. */
   templates: TemplatesTable[];
 }
 
-const SEND_CONTEXT = statement<TemplatesTable & { svc_provider_configured: number | boolean }>(
-  'select (p.provider_phone_number_id is not null and p.provider_access_token_enc is not null) as svc_provider_configured, t.* ' +
+type SendContextRow = TemplatesTable & {
+  svc_provider_configured: number | boolean;
+  svc_suppression_count: number | string;
+  svc_suppression_version: number | string;
+};
+
+const SEND_CONTEXT = statement<SendContextRow>(
+  'select (p.provider_phone_number_id is not null and p.provider_access_token_enc is not null) as svc_provider_configured, ' +
+    'p.suppression_count as svc_suppression_count, p.suppression_version as svc_suppression_version, t.* ' +
     'from projects p left join templates t on t.project_id = p.id and t.name = ? where p.id = ?',
 );
 
@@ -340,9 +366,14 @@ export async function findSendContext(db: Db, projectId: string, templateName: s
   if (!first) return undefined;
   return {
     providerConfigured: Boolean(first.svc_provider_configured),
+    suppressionCount: Number(first.svc_suppression_count),
+    suppressionVersion: Number(first.svc_suppression_version),
     templates: rows
       .filter((row) => row.id !== null)
-      .map(({ svc_provider_configured: _configured, ...template }) => template as TemplatesTable),
+      .map(
+        ({ svc_provider_configured: _c, svc_suppression_count: _n, svc_suppression_version: _v, ...template }) =>
+          template as TemplatesTable,
+      ),
   };
 }
 

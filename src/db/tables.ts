@@ -18,6 +18,11 @@ export interface ProjectsTable {
   updated_at: number;
   /** When the operator disabled the project (svc projects disable); null while enabled. */
   disabled_at: number | null;
+  // Kept by db/suppressions.ts (0 when the project is created, by the column default).
+  /** How many numbers the project suppresses. */
+  suppression_count?: number;
+  /** Moved by every change of the project's suppression list: what a send was checked against. */
+  suppression_version?: number;
 }
 
 export interface ApiKeysTable {
@@ -32,7 +37,8 @@ export interface ApiKeysTable {
 }
 
 export type TemplateStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
-export type MessageStatus = 'QUEUED' | 'SENT' | 'DELIVERED' | 'READ' | 'FAILED';
+/** CANCELED only ever follows QUEUED, by a cancel (POST /v1/messages/{id}/cancel). */
+export type MessageStatus = 'QUEUED' | 'SENT' | 'DELIVERED' | 'READ' | 'FAILED' | 'CANCELED';
 
 export interface TemplatesTable {
   id: string;
@@ -101,6 +107,33 @@ export interface MessagesTable {
   read_at: number | null;
   failed_at: number | null;
   updated_at: number;
+  /** The sendAt the message was accepted with (due_at started there); null: send at once. */
+  scheduled_for: number | null;
+  canceled_at: number | null;
+  /** The batch (batches.id) it was accepted in; null for a single send. */
+  batch_id: string | null;
+}
+
+export interface BatchesTable {
+  id: string;
+  project_id: string;
+  template_name: string;
+  language: string;
+  /** Messages accepted in the batch. */
+  total: number;
+  created_at: number;
+}
+
+export interface SuppressionsTable {
+  project_id: string;
+  /** E.164. */
+  phone_number: string;
+  /** Time-sortable (sup_…), for paging; never shown. */
+  id: string;
+  reason: string | null;
+  /** api | provider */
+  source: string;
+  created_at: number;
 }
 
 export interface MessageEventsTable {
@@ -221,6 +254,8 @@ export interface Tables {
   template_status_events: TemplateStatusEventsTable;
   messages: MessagesTable;
   message_events: MessageEventsTable;
+  batches: BatchesTable;
+  suppressions: SuppressionsTable;
   idempotency_keys: IdempotencyKeysTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;

@@ -2,14 +2,15 @@ import type { MessageStatus } from '../db/tables.ts';
 
 // The message state machine (spec §3, CONTRACT §1): QUEUED → SENT → DELIVERED → READ, and
 // FAILED from any state before READ. Statuses never move backwards; a report that skips states
-// (READ without DELIVERED) implies them, so every message walks the whole chain.
+// (READ without DELIVERED) implies them, so every message walks the whole chain. CANCELED is
+// beyond the spec: only a cancel makes it (CONTRACT §3), only from QUEUED, and nothing follows it.
 
 const CHAIN: MessageStatus[] = ['QUEUED', 'SENT', 'DELIVERED', 'READ'];
 
 export type ReportedStatus = Exclude<MessageStatus, 'QUEUED'>;
 
 export function isFinal(status: MessageStatus): boolean {
-  return status === 'READ' || status === 'FAILED';
+  return status === 'READ' || status === 'FAILED' || status === 'CANCELED';
 }
 
 /**
@@ -18,6 +19,7 @@ export function isFinal(status: MessageStatus): boolean {
  */
 export function transitionsFor(current: MessageStatus, reported: ReportedStatus): MessageStatus[] {
   if (isFinal(current)) return [];
+  if (reported === 'CANCELED') return current === 'QUEUED' ? ['CANCELED'] : [];
   if (reported === 'FAILED') return ['FAILED'];
   const from = CHAIN.indexOf(current);
   const to = CHAIN.indexOf(reported);

@@ -1,9 +1,9 @@
 // What a webhook says: the event name of each message status, the JSON body (spec §6, CONTRACT §1),
 // and the order in which a message's events happen.
 
-export type WebhookStatus = 'SENT' | 'DELIVERED' | 'READ' | 'FAILED';
+export type WebhookStatus = 'SENT' | 'DELIVERED' | 'READ' | 'FAILED' | 'CANCELED';
 
-export const WEBHOOK_EVENTS = ['message.sent', 'message.delivered', 'message.read', 'message.failed'] as const;
+export const WEBHOOK_EVENTS = ['message.sent', 'message.delivered', 'message.read', 'message.failed', 'message.canceled'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 const EVENT_OF: Record<WebhookStatus, WebhookEvent> = {
@@ -11,6 +11,7 @@ const EVENT_OF: Record<WebhookStatus, WebhookEvent> = {
   DELIVERED: 'message.delivered',
   READ: 'message.read',
   FAILED: 'message.failed',
+  CANCELED: 'message.canceled',
 };
 
 export function webhookEventOf(status: WebhookStatus): WebhookEvent {
@@ -27,6 +28,7 @@ export const EVENT_RANK: Record<WebhookEvent, number> = {
   'message.delivered': 2,
   'message.read': 3,
   'message.failed': 4,
+  'message.canceled': 4,
 };
 
 export interface WebhookPayloadInput {

@@ -4,6 +4,7 @@ import type { MessageStatus } from '../db/tables.ts';
 import { newId } from '../domain/ids.ts';
 import type { ReportedStatus } from '../domain/messageStatus.ts';
 import type { ProviderError } from '../providers/provider.ts';
+import { suppressOptedOutRecipients } from '../sending/autoSuppress.ts';
 import { enqueueWebhookDeliveries, type StatusEventForWebhook } from '../webhooks/enqueue.ts';
 import { statusChangesCounter } from './messageQueueHealth.ts';
 import type { Notifier } from './notifier.ts';
@@ -13,6 +14,7 @@ const TIMESTAMP_COLUMN = {
   DELIVERED: 'delivered_at',
   READ: 'read_at',
   FAILED: 'failed_at',
+  CANCELED: 'canceled_at',
 } as const;
 
 const UNEXPLAINED_FAILURE: ProviderError = {
@@ -79,6 +81,7 @@ export async function recordStatusChanges(
   }
   await updateMessages(trx, dialect, updates);
   await insertMessageEvents(trx, events);
+  await suppressOptedOutRecipients(trx, notifier, changes, now);
   for (const event of events) statusChangesCounter.inc({ status: event.status });
   return enqueueWebhookDeliveries(trx, notifier, webhooks, now);
 }

@@ -1,165 +1,39 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import {
-  findMessage,
-  listMessageEvents,
-  listMessages,
-  type MessageRow,
-  type MessageViewRow,
-  queuedMessageRow,
-} from '../../db/messages.ts';
-import type { TemplatesTable } from '../../db/tables.ts';
-import {
-  parameterProblems,
-  parseIdempotencyKey,
-  recipientProblem,
-  requestFingerprint,
-  variablesMatch,
-} from '../../domain/messageRequest.ts';
-import { renderText, sendProblem } from '../../domain/templates.ts';
+import { findMessage, listMessageEvents, listMessages } from '../../db/messages.ts';
+import { parseIdempotencyKey } from '../../domain/messageRequest.ts';
+import { cancelMessage } from '../../sending/cancelMessage.ts';
+import type { SendResult } from '../../sending/sendMessages.ts';
 import { listDeliveriesForMessage, WebhookDeliveryView, webhookDeliveryView } from '../../webhooks/deliveryView.ts';
-import { authenticate, keyVerified, verifyingErrorHandler, verifyKey } from '../auth.ts';
+import { authenticate, authorizedWrite, keyVerified, verifyingErrorHandler, verifyKey } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError, validationError } from '../errors.ts';
-import { MessageAcceptor } from '../messageAcceptor.ts';
-import { SendContexts, type TemplateParts, templateParts } from '../sendContexts.ts';
+import { messageJson, MessageStatusView, MessageView, ProviderErrorView } from '../messageView.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
-import { BEARER, errorResponses, iso, isoOrNull, Timestamp } from '../schemas.ts';
+import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
+import { sendingFor } from '../sendingFor.ts';
 
-const Status = Type.Union([
-  Type.Literal('QUEUED'),
-  Type.Literal('SENT'),
-  Type.Literal('DELIVERED'),
-  Type.Literal('READ'),
-  Type.Literal('FAILED'),
-]);
-
-const ProviderErrorView = Type.Object({
-  code: Type.String(),
-  title: Type.String(),
-  message: Type.String(),
-  fbtraceId: Type.Optional(Type.String({ description: 'Meta’s trace id of the failed call, for a support escalation.' })),
-});
-
-export const MessageView = Type.Object({
-  id: Type.String({ examples: ['msg_01jd2k3m4n5p6q7r8s9t0v1w2x'] }),
-  status: Status,
-  to: Type.String(),
-  template: Type.String(),
-  language: Type.String(),
-  queuedAt: Timestamp,
-  updatedAt: Timestamp,
-  sentAt: Type.Union([Timestamp, Type.Null()]),
-  deliveredAt: Type.Union([Timestamp, Type.Null()]),
-  readAt: Type.Union([Timestamp, Type.Null()]),
-  failedAt: Type.Union([Timestamp, Type.Null()]),
-  providerMessageId: Type.Union([Type.String(), Type.Null()]),
-  error: Type.Optional(ProviderErrorView),
-  variables: Type.Record(Type.String(), Type.String()),
-  headerVariables: Type.Optional(Type.Record(Type.String(), Type.String())),
-  content: Type.Object(
-    { header: Type.Optional(Type.String()), body: Type.String(), footer: Type.Optional(Type.String()) },
-    { description: 'What the recipient reads: the template rendered with the variables.' },
-  ),
-});
-
-export function messageView(row: MessageViewRow) {
-  return {
-    id: row.id,
-    status: row.status,
-    to: row.recipient,
-    template: row.template_name,
-    language: row.language,
-    queuedAt: iso(row.queued_at),
-    updatedAt: iso(row.updated_at),
-    sentAt: isoOrNull(row.sent_at),
-    deliveredAt: isoOrNull(row.delivered_at),
-    readAt: isoOrNull(row.read_at),
-    failedAt: isoOrNull(row.failed_at),
-    providerMessageId: row.provider_message_id,
-    ...(row.status === 'FAILED' && row.error !== null && { error: JSON.parse(row.error) }),
-    variables: JSON.parse(row.variables) as Record<string, string>,
-    ...(row.header_variables !== null && { headerVariables: JSON.parse(row.header_variables) }),
-    content: JSON.parse(row.rendered) as { header?: string; body: string; footer?: string },
-  };
-}
-
-// Strings svc made or validated (ids, names, languages, E.164 numbers) need no escaping; anything
-// else goes through JSON.stringify.
-const PLAIN = /^[\w+.:-]*$/;
-const json = (value: string) => (PLAIN.test(value) ? `"${value}"` : JSON.stringify(value));
-const isoJson = (ms: number | null) => (ms === null ? 'null' : `"${iso(ms)}"`);
-
-// The schema's serialiser (fast-json-stringify, as Fastify compiles it) writes an object's
-// required properties first, then its optional ones, each group in the schema's order.
-function serialisedOrder(schema: { properties: object; required?: string[] }): string[] {
-  const required = schema.required ?? [];
-  return [...required, ...Object.keys(schema.properties).filter((name) => !required.includes(name))];
-}
-const ERROR_FIELDS = serialisedOrder(ProviderErrorView);
-
-/** A stored provider error as the schema serialises it. */
-function providerErrorJson(stored: string): string {
-  const error = JSON.parse(stored) as Record<string, unknown>;
-  const fields = ERROR_FIELDS.filter((field) => error[field] !== undefined && error[field] !== null);
-  return `{${fields.map((field) => `${json(field)}:${json(String(error[field]))}`).join(',')}}`;
-}
-
-/** The rendered content as the schema serialises it: body first; the stored JSON has the header first. */
-function contentJson(rendered: string): string {
-  if (!rendered.startsWith('{"header":')) return rendered;
-  const { header, body, footer } = JSON.parse(rendered) as { header: string; body: string; footer?: string };
-  return `{"body":${json(body)},"header":${json(header)}${footer === undefined ? '' : `,"footer":${json(footer)}`}}`;
-}
-
-/**
- * messageView(row) as the route's response schema serialises it, written straight from the row:
- * its JSON columns (written by svc from validated input) go in as they are instead of being
- * parsed back and serialised again. A test holds it byte-equal to the schema's serialiser.
- */
-export function messageJson(row: MessageViewRow): string {
-  return (
-    `{"id":${json(row.id)},"status":"${row.status}","to":${json(row.recipient)},` +
-    `"template":${json(row.template_name)},"language":${json(row.language)},` +
-    `"queuedAt":${isoJson(row.queued_at)},"updatedAt":${isoJson(row.updated_at)},"sentAt":${isoJson(row.sent_at)},` +
-    `"deliveredAt":${isoJson(row.delivered_at)},"readAt":${isoJson(row.read_at)},"failedAt":${isoJson(row.failed_at)},` +
-    `"providerMessageId":${row.provider_message_id === null ? 'null' : json(row.provider_message_id)},` +
-    `"variables":${row.variables},"content":${contentJson(row.rendered)}` +
-    (row.status === 'FAILED' && row.error !== null ? `,"error":${providerErrorJson(row.error)}` : '') +
-    (row.header_variables !== null ? `,"headerVariables":${row.header_variables}` : '') +
-    '}'
-  );
-}
-
-/**
- * The 202 body: JSON.stringify(messageView(row)) of a message just queued (the bytes the 202 has
- * always had, also stored for idempotent replays), written from the row's JSON columns.
- */
-export function acceptedMessageJson(row: MessageRow): string {
-  return (
-    `{"id":${json(row.id)},"status":"QUEUED","to":${json(row.recipient)},` +
-    `"template":${json(row.template_name)},"language":${json(row.language)},` +
-    `"queuedAt":${isoJson(row.queued_at)},"updatedAt":${isoJson(row.updated_at)},"sentAt":null,"deliveredAt":null,` +
-    `"readAt":null,"failedAt":null,"providerMessageId":null,"variables":${row.variables},` +
-    (row.header_variables !== null ? `"headerVariables":${row.header_variables},` : '') +
-    `"content":${row.rendered}}`
-  );
-}
+// The message view lives in messageView.ts; these names stay importable from here.
+export { acceptedMessageJson, messageJson, MessageView, messageView } from '../messageView.ts';
 
 function sendJson(reply: FastifyReply, body: string) {
   return reply.type('application/json; charset=utf-8').send(body);
 }
 
-/** Sends of one request check again with fresh reads at most this often when the template changes under them. */
-const MAX_SEND_ATTEMPTS = 5;
-
-const Variables = (description: string) =>
+export const Variables = (description: string) =>
   Type.Record(Type.String({ pattern: '^[1-9][0-9]{0,2}$' }), Type.String({ minLength: 1, maxLength: 1024 }), {
     additionalProperties: false,
     maxProperties: 100,
     description,
   });
+
+export const SendAt = Type.String({
+  format: 'date-time',
+  description:
+    'Schedule the message: it stays QUEUED (with `scheduledFor`) and is not submitted before this time. From now to 35 days ' +
+    'ahead (422 send_at_out_of_range otherwise). Left out: at once.',
+});
 
 const SendBody = Type.Object(
   {
@@ -168,6 +42,7 @@ const SendBody = Type.Object(
     language: Type.String({ minLength: 1, maxLength: 16, description: 'Must be the language the template was approved in.' }),
     variables: Type.Optional(Variables('BODY placeholder values: "1" fills {{1}}, and so on.')),
     headerVariables: Type.Optional(Variables('HEADER placeholder values, the same way.')),
+    sendAt: Type.Optional(SendAt),
   },
   { additionalProperties: false },
 );
@@ -175,11 +50,12 @@ const SendBody = Type.Object(
 const ListQuery = Type.Object(
   {
     ...PageQuery,
-    status: Type.Optional(Status),
+    status: Type.Optional(MessageStatusView),
     to: Type.Optional(Type.String({ maxLength: 32 })),
     template: Type.Optional(Type.String({ maxLength: 512 })),
     since: Type.Optional(Type.String({ format: 'date-time', description: 'Queued at or after this time.' })),
     until: Type.Optional(Type.String({ format: 'date-time', description: 'Queued before this time.' })),
+    batchId: Type.Optional(Type.String({ maxLength: 100, description: 'Only the messages of this batch.' })),
   },
   { additionalProperties: false },
 );
@@ -188,55 +64,43 @@ const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
 const EventView = Type.Object({
   id: Type.String(),
-  status: Status,
+  status: MessageStatusView,
   event: Type.Union([Type.String(), Type.Null()], { description: 'The webhook event type; null for QUEUED.' }),
   occurredAt: Timestamp,
   error: Type.Optional(ProviderErrorView),
   deliveries: Type.Array(WebhookDeliveryView, { description: 'Webhook deliveries of this event, with their attempts.' }),
 });
 
-/** Picks the template a send names, or explains with the error the contract gives. */
-function chooseTemplate(candidates: TemplatesTable[], name: string, language: string): TemplatesTable {
-  if (candidates.length === 0) {
-    throw new ApiError('template_not_found', `No template named '${name}' exists in this project.`);
+/** The Idempotency-Key header, or a 400 naming it. */
+export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  try {
+    return parseIdempotencyKey(request.headers['idempotency-key']);
+  } catch (error) {
+    throw validationError([{ field: 'header:Idempotency-Key', code: 'invalid', message: (error as Error).message }]);
   }
-  const template = candidates.find((candidate) => candidate.language === language);
-  if (!template) {
-    const languages = candidates.map((candidate) => candidate.language).sort();
-    throw new ApiError(
-      'template_language_mismatch',
-      `Template '${name}' exists in ${languages.join(', ')}, not in '${language}'; send with one of those languages.`,
-    );
+}
+
+/**
+ * Answers a send: a commit checked the key, a replay (of this or another process's commit) did
+ * not, so the key is verified first then (the route's authentication was deferred).
+ */
+export async function sendResult(ctx: HttpContext, request: FastifyRequest, reply: FastifyReply, result: SendResult) {
+  if (result.kind === 'replayed') {
+    await verifyKey(ctx, request);
+    reply.header('idempotent-replayed', 'true');
+  } else {
+    keyVerified(ctx, request);
   }
-  const problem = sendProblem({
-    name,
-    language,
-    status: template.status,
-    providerStatus: template.provider_status,
-    providerStatusReason: template.provider_status_reason,
-  });
-  if (problem !== undefined) throw new ApiError('template_not_approved', problem);
-  return template;
+  return reply.code(result.status).type('application/json; charset=utf-8').send(result.body);
 }
 
-function describeKeys(values: Record<string, string> | undefined): string {
-  const keys = Object.keys(values ?? {}).sort((a, b) => Number(a) - Number(b));
-  return keys.length === 0 ? 'none' : keys.map((key) => `"${key}"`).join(', ');
-}
-
-function expectedKeys(count: number): string {
-  return count === 0 ? 'none' : Array.from({ length: count }, (_, i) => `"${i + 1}"`).join(', ');
-}
-
-function sendReplay(reply: FastifyReply, status: number, body: string, replayed: boolean) {
-  if (replayed) reply.header('idempotent-replayed', 'true');
-  return reply.code(status).type('application/json; charset=utf-8').send(body);
-}
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ description: '1–255 printable ASCII characters.' })),
+});
 
 export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const acceptor = new MessageAcceptor(ctx.database, ctx.notifier);
-  const sendContexts = new SendContexts(ctx.database.reader);
+  const sending = sendingFor(ctx);
   const authenticated = authenticate(ctx);
 
   api.post(
@@ -245,15 +109,15 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
       onRequest: authenticate(ctx, { deferVerification: true }),
       errorHandler: verifyingErrorHandler(ctx),
       schema: {
+        operationId: 'sendMessage',
         tags: ['Messages'],
         summary: 'Send one templated message',
         description:
           'Queues the message and answers 202 at once; delivery is asynchronous. With an Idempotency-Key, a repeat ' +
-          'within 24 hours returns the original answer (with `Idempotent-Replayed: true`).',
+          'within 24 hours returns the original answer (with `Idempotent-Replayed: true`). With `sendAt`, the message ' +
+          'waits QUEUED until then. A number on the project’s suppression list is 422 recipient_suppressed.',
         security: BEARER,
-        headers: Type.Object({
-          'idempotency-key': Type.Optional(Type.String({ description: '1–255 printable ASCII characters.' })),
-        }),
+        headers: IdempotencyHeaders,
         body: SendBody,
         response: {
           202: MessageView,
@@ -265,108 +129,50 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
             'template_language_mismatch',
             'template_variables_mismatch',
             'provider_not_configured',
+            'recipient_suppressed',
+            'send_at_out_of_range',
             'idempotency_key_reused',
             'idempotency_request_in_progress',
+            'unavailable',
           ),
         },
       },
     },
     async (request, reply) => {
-      const { projectId, keyId } = request.auth;
-      const body = request.body;
-      let idempotencyKey: string | undefined;
-      try {
-        idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
-      } catch (error) {
-        throw validationError([
-          { field: 'header:Idempotency-Key', code: 'invalid', message: (error as Error).message },
-        ]);
-      }
-      const recipient = recipientProblem(body.to);
-      const problems = [
-        ...(recipient ? [{ field: '/to', code: 'invalid_phone', message: `/to ${recipient}.` }] : []),
-        ...parameterProblems('/variables', body.variables),
-        ...parameterProblems('/headerVariables', body.headerVariables),
-      ];
-      if (problems.length > 0) throw validationError(problems);
+      const result = await sending.send({
+        ...request.body,
+        projectId: request.auth.projectId,
+        keyId: request.auth.keyId,
+        idempotencyKey: idempotencyKeyOf(request),
+        beforeCommit: async () => ctx.testHooks.beforeAuthorizedWrite?.('/v1/messages'),
+      });
+      return sendResult(ctx, request, reply, result);
+    },
+  );
 
-      const fingerprint = idempotencyKey === undefined ? '' : requestFingerprint(body);
-      if (idempotencyKey !== undefined) {
-        const replay = await acceptor.replayFor(projectId, idempotencyKey, fingerprint);
-        if (replay?.kind === 'replayed') {
-          await verifyKey(ctx, request);
-          return sendReplay(reply, replay.status, replay.body, true);
-        }
-      }
-
-      // The project and template as last read; any doubt (a refusal, a change found at commit) is
-      // settled with a fresh read, so a remembered context never decides an answer on its own.
-      for (let attempt = 0; ; attempt++) {
-        const fresh = attempt > 0;
-        const context = await sendContexts.get(projectId, body.template, fresh);
-        let template: TemplatesTable;
-        let parts: TemplateParts;
-        try {
-          if (!context) throw new ApiError('unauthorized', 'The API key is unknown or revoked.');
-          // The template's own faults first (the spec's 422), then whether the project can send at all.
-          template = chooseTemplate(context.templates, body.template, body.language);
-          if (!context.providerConfigured) {
-            throw new ApiError(
-              'provider_not_configured',
-              'Save the provider credentials first: PUT /v1/projects/me/provider-credentials.',
-            );
-          }
-          parts = templateParts(template);
-          if (!variablesMatch(parts.bodyCount, body.variables) || !variablesMatch(parts.headerCount, body.headerVariables)) {
-            throw new ApiError(
-              'template_variables_mismatch',
-              `Template '${template.name}' (${template.language}) needs variables ${expectedKeys(parts.bodyCount)} and ` +
-                `headerVariables ${expectedKeys(parts.headerCount)}; got variables ${describeKeys(body.variables)} and ` +
-                `headerVariables ${describeKeys(body.headerVariables)}.`,
-            );
-          }
-        } catch (error) {
-          if (fresh) throw error;
-          continue;
-        }
-
-        const now = Date.now();
-        const content = {
-          ...(parts.header && { header: renderText(parts.header.text, body.headerVariables ?? {}) }),
-          body: renderText(parts.body.text, body.variables ?? {}),
-          ...(parts.footer && { footer: parts.footer.text }),
-        };
-        const message = queuedMessageRow(
-          {
-            projectId,
-            to: body.to,
-            template,
-            variables: body.variables ?? {},
-            ...(body.headerVariables && { headerVariables: body.headerVariables }),
-            content,
-          },
-          now,
-        );
-        await ctx.testHooks.beforeAuthorizedWrite?.('/v1/messages');
-        const result = await acceptor.accept({
-          keyId,
-          projectId,
-          message,
-          template,
-          responseBody: acceptedMessageJson(message),
-          ...(idempotencyKey !== undefined && { idempotency: { key: idempotencyKey, fingerprint } }),
-        });
-        if (result.kind === 'stale') {
-          if (attempt < MAX_SEND_ATTEMPTS) continue;
-          throw new ApiError('unavailable', 'The template changed while the message was being sent; retry.', {
-            headers: { 'retry-after': '1' },
-          });
-        }
-        // A commit checked the key; a replay of another process's commit did not.
-        if (result.kind === 'replayed') await verifyKey(ctx, request);
-        else keyVerified(ctx, request);
-        return sendReplay(reply, result.status, result.body, result.replayed);
-      }
+  api.post(
+    '/v1/messages/:id/cancel',
+    {
+      onRequest: authenticated,
+      schema: {
+        operationId: 'cancelMessage',
+        tags: ['Messages'],
+        summary: 'Cancel a message not yet submitted',
+        description:
+          'A QUEUED message (scheduled or waiting its turn) becomes CANCELED, with `canceledAt` and the event ' +
+          '`message.canceled`, and is never submitted. A message already submitted, or being submitted right now, is 409 ' +
+          'message_not_cancelable; canceling a CANCELED message answers it as it is. No body.',
+        security: BEARER,
+        params: IdParams,
+        response: { 200: MessageView, ...errorResponses('not_found', 'message_not_cancelable') },
+      },
+    },
+    async (request, reply) => {
+      const outcome = await authorizedWrite(ctx, request, (trx) =>
+        cancelMessage(trx, ctx.database.dialect, ctx.notifier, request.auth.projectId, request.params.id, Date.now()),
+      );
+      if (outcome.kind === 'canceled' && outcome.webhooks) ctx.notifier.wakeLocal('webhooks');
+      return sendJson(reply, messageJson(outcome.message));
     },
   );
 
@@ -375,6 +181,7 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
     {
       onRequest: authenticated,
       schema: {
+        operationId: 'getMessage',
         tags: ['Messages'],
         summary: 'A message with its current status',
         security: BEARER,
@@ -394,17 +201,19 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
     {
       onRequest: authenticated,
       schema: {
+        operationId: 'listMessages',
         tags: ['Messages'],
         summary: 'The project’s messages, newest first',
         description:
-          'A bare array. Pages with `limit` and the opaque `cursor` of the `Link: <…>; rel="next"` header, which is absent on the last page.',
+          'A bare array. Pages with `limit` and the opaque `cursor` of the `Link: <…>; rel="next"` header, which is absent on the last page. ' +
+          '`batchId` lists one batch’s messages.',
         security: BEARER,
         querystring: ListQuery,
         response: { 200: Type.Array(MessageView), ...errorResponses('validation_failed') },
       },
     },
     async (request, reply) => {
-      const { limit, cursor, status, to, template, since, until } = request.query;
+      const { limit, cursor, status, to, template, since, until, batchId } = request.query;
       const rows = await listMessages(
         ctx.database.reader,
         request.auth.projectId,
@@ -415,6 +224,7 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
           ...(template && { template }),
           ...(since && { since: Date.parse(since) }),
           ...(until && { until: Date.parse(until) }),
+          ...(batchId && { batchId }),
         },
         { limit, beforeId: decodeCursor(cursor) },
       );
@@ -427,6 +237,7 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
     {
       onRequest: authenticated,
       schema: {
+        operationId: 'listMessageEvents',
         tags: ['Messages'],
         summary: 'A message’s status history, each change with its webhook deliveries',
         security: BEARER,

@@ -3,21 +3,30 @@ import { activeKeysForWrite } from '../db/apiKeys.ts';
 import type { Database, Db } from '../db/database.ts';
 import { GroupCommitter } from '../db/groupCommit.ts';
 import { claimIdempotencyKeys, findIdempotencyRecord, type IdempotencyRecord } from '../db/idempotencyKeys.ts';
+import { insertBatch } from '../db/batches.ts';
 import { currentTemplates, insertMessages, type MessageRow } from '../db/messages.ts';
-import type { TemplatesTable } from '../db/tables.ts';
-import { ApiError } from './errors.ts';
+import type { BatchesTable, TemplatesTable } from '../db/tables.ts';
+import { ApiError } from '../http/errors.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export interface AcceptRequest {
   keyId: string;
   projectId: string;
-  message: MessageRow;
+  /** The messages to accept together: one for a single send, a batch's accepted items (maybe none). */
+  messages: MessageRow[];
+  /** The batch the messages are accepted in, written with them. */
+  batch?: BatchesTable;
   /**
    * The template the send was checked against, as it was read (perhaps from a cache): the commit
    * accepts the message only if the template is still exactly that.
    */
   template: TemplatesTable;
+  /**
+   * The project's suppression_version the recipients were checked against (perhaps remembered):
+   * the commit accepts only if the project's list has not changed since.
+   */
+  suppressionVersion: number;
   /** The 202 body, stored with the idempotency record so a replay returns it byte for byte. */
   responseBody: string;
   idempotency?: { key: string; fingerprint: string };
@@ -26,7 +35,7 @@ export interface AcceptRequest {
 export type AcceptResult =
   | { kind: 'accepted'; status: 202; body: string; replayed: false }
   | { kind: 'replayed'; status: number; body: string; replayed: true }
-  /** The template or the project changed since the send was checked: check again, with fresh reads. */
+  /** The template, the project or its suppressions changed since the send was checked: check again, with fresh reads. */
   | { kind: 'stale' };
 
 type CommitOutcome = 'accepted' | 'revoked' | 'key_taken' | 'stale';
@@ -51,7 +60,8 @@ function unchanged(checked: TemplatesTable, current: TemplatesTable | undefined)
  * the 202 leaves. Concurrent accepts share one transaction (group commit), which is also where
  * everything the request path read from a cache is checked against the database: the key is
  * still active (revocation applies to requests in flight), its project still enabled and able
- * to send, the template still what the send was checked against.
+ * to send, its suppression list unchanged, the template still what the send was checked against.
+ * A batch is one request here: its messages and its row commit together or not at all.
  */
 export class MessageAcceptor {
   readonly #database: Database;
@@ -132,7 +142,9 @@ export class MessageAcceptor {
     const outcomes = items.map((item): CommitOutcome => {
       const key = keys.get(item.keyId);
       if (key === undefined || key.projectId !== item.projectId) return 'revoked';
-      if (!key.providerConfigured || !stillTheSame(item.template)) return 'stale';
+      if (!key.providerConfigured || key.suppressionVersion !== item.suppressionVersion || !stillTheSame(item.template)) {
+        return 'stale';
+      }
       return 'accepted';
     });
     const records: IdempotencyRecord[] = [];
@@ -142,7 +154,8 @@ export class MessageAcceptor {
         project_id: item.projectId,
         key: item.idempotency.key,
         request_hash: item.idempotency.fingerprint,
-        message_id: item.message.id,
+        // The record names what the request made: its message, or its batch.
+        message_id: item.batch?.id ?? item.messages[0]!.id,
         response_status: 202,
         response_body: item.responseBody,
         created_at: now,
@@ -157,11 +170,10 @@ export class MessageAcceptor {
     });
     const accepted = items.filter((_, index) => outcomes[index] === 'accepted');
     // The message row is the whole record of its acceptance: its QUEUED event is derived from it.
-    await insertMessages(
-      trx,
-      accepted.map((item) => item.message),
-    );
-    if (accepted.length > 0) await this.#notifier.notifyInTransaction(trx, 'messages');
+    for (const item of accepted) if (item.batch) await insertBatch(trx, item.batch);
+    const messages = accepted.flatMap((item) => item.messages);
+    await insertMessages(trx, messages);
+    if (messages.length > 0) await this.#notifier.notifyInTransaction(trx, 'messages');
     return outcomes;
   }
 }

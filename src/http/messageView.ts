@@ -1,0 +1,139 @@
+import { Type } from 'typebox';
+import type { MessageRow, MessageViewRow } from '../db/messages.ts';
+import { iso, isoOrNull, Timestamp } from './schemas.ts';
+
+// A message as the API shows it: its schema, the view of a row, and that view written straight
+// from the row as JSON (issue #11), byte for byte what the schema's serialiser would write.
+
+export const MessageStatusView = Type.Union([
+  Type.Literal('QUEUED'),
+  Type.Literal('SENT'),
+  Type.Literal('DELIVERED'),
+  Type.Literal('READ'),
+  Type.Literal('FAILED'),
+  Type.Literal('CANCELED'),
+]);
+
+export const ProviderErrorView = Type.Object({
+  code: Type.String(),
+  title: Type.String(),
+  message: Type.String(),
+  fbtraceId: Type.Optional(Type.String({ description: 'Meta’s trace id of the failed call, for a support escalation.' })),
+});
+
+const NullableTimestamp = (description?: string) =>
+  Type.Union([Timestamp, Type.Null()], description === undefined ? {} : { description });
+
+export const MessageView = Type.Object({
+  id: Type.String({ examples: ['msg_01jd2k3m4n5p6q7r8s9t0v1w2x'] }),
+  status: MessageStatusView,
+  to: Type.String(),
+  template: Type.String(),
+  language: Type.String(),
+  queuedAt: Timestamp,
+  updatedAt: Timestamp,
+  sentAt: NullableTimestamp(),
+  deliveredAt: NullableTimestamp(),
+  readAt: NullableTimestamp(),
+  failedAt: NullableTimestamp(),
+  scheduledFor: NullableTimestamp('The sendAt it was sent with: not submitted before then. Null: sent at once.'),
+  canceledAt: NullableTimestamp('When it was canceled (status CANCELED).'),
+  batchId: Type.Union([Type.String(), Type.Null()], { description: 'The batch it was sent in (POST /v1/messages/batch).' }),
+  providerMessageId: Type.Union([Type.String(), Type.Null()]),
+  error: Type.Optional(ProviderErrorView),
+  variables: Type.Record(Type.String(), Type.String()),
+  headerVariables: Type.Optional(Type.Record(Type.String(), Type.String())),
+  content: Type.Object(
+    { header: Type.Optional(Type.String()), body: Type.String(), footer: Type.Optional(Type.String()) },
+    { description: 'What the recipient reads: the template rendered with the variables.' },
+  ),
+});
+
+export function messageView(row: MessageViewRow) {
+  return {
+    id: row.id,
+    status: row.status,
+    to: row.recipient,
+    template: row.template_name,
+    language: row.language,
+    queuedAt: iso(row.queued_at),
+    updatedAt: iso(row.updated_at),
+    sentAt: isoOrNull(row.sent_at),
+    deliveredAt: isoOrNull(row.delivered_at),
+    readAt: isoOrNull(row.read_at),
+    failedAt: isoOrNull(row.failed_at),
+    scheduledFor: isoOrNull(row.scheduled_for),
+    canceledAt: isoOrNull(row.canceled_at),
+    batchId: row.batch_id,
+    providerMessageId: row.provider_message_id,
+    ...(row.status === 'FAILED' && row.error !== null && { error: JSON.parse(row.error) }),
+    variables: JSON.parse(row.variables) as Record<string, string>,
+    ...(row.header_variables !== null && { headerVariables: JSON.parse(row.header_variables) }),
+    content: JSON.parse(row.rendered) as { header?: string; body: string; footer?: string },
+  };
+}
+
+// Strings svc made or validated (ids, names, languages, E.164 numbers) need no escaping; anything
+// else goes through JSON.stringify.
+const PLAIN = /^[\w+.:-]*$/;
+const json = (value: string) => (PLAIN.test(value) ? `"${value}"` : JSON.stringify(value));
+const isoJson = (ms: number | null) => (ms === null ? 'null' : `"${iso(ms)}"`);
+const stringOrNull = (value: string | null) => (value === null ? 'null' : json(value));
+
+// The schema's serialiser (fast-json-stringify, as Fastify compiles it) writes an object's
+// required properties first, then its optional ones, each group in the schema's order.
+function serialisedOrder(schema: { properties: object; required?: string[] }): string[] {
+  const required = schema.required ?? [];
+  return [...required, ...Object.keys(schema.properties).filter((name) => !required.includes(name))];
+}
+const ERROR_FIELDS = serialisedOrder(ProviderErrorView);
+
+/** A stored provider error as the schema serialises it. */
+function providerErrorJson(stored: string): string {
+  const error = JSON.parse(stored) as Record<string, unknown>;
+  const fields = ERROR_FIELDS.filter((field) => error[field] !== undefined && error[field] !== null);
+  return `{${fields.map((field) => `${json(field)}:${json(String(error[field]))}`).join(',')}}`;
+}
+
+/** The rendered content as the schema serialises it: body first; the stored JSON has the header first. */
+function contentJson(rendered: string): string {
+  if (!rendered.startsWith('{"header":')) return rendered;
+  const { header, body, footer } = JSON.parse(rendered) as { header: string; body: string; footer?: string };
+  return `{"body":${json(body)},"header":${json(header)}${footer === undefined ? '' : `,"footer":${json(footer)}`}}`;
+}
+
+/**
+ * messageView(row) as the route's response schema serialises it, written straight from the row:
+ * its JSON columns (written by svc from validated input) go in as they are instead of being
+ * parsed back and serialised again. A test holds it byte-equal to the schema's serialiser.
+ */
+export function messageJson(row: MessageViewRow): string {
+  return (
+    `{"id":${json(row.id)},"status":"${row.status}","to":${json(row.recipient)},` +
+    `"template":${json(row.template_name)},"language":${json(row.language)},` +
+    `"queuedAt":${isoJson(row.queued_at)},"updatedAt":${isoJson(row.updated_at)},"sentAt":${isoJson(row.sent_at)},` +
+    `"deliveredAt":${isoJson(row.delivered_at)},"readAt":${isoJson(row.read_at)},"failedAt":${isoJson(row.failed_at)},` +
+    `"scheduledFor":${isoJson(row.scheduled_for)},"canceledAt":${isoJson(row.canceled_at)},"batchId":${stringOrNull(row.batch_id)},` +
+    `"providerMessageId":${stringOrNull(row.provider_message_id)},` +
+    `"variables":${row.variables},"content":${contentJson(row.rendered)}` +
+    (row.status === 'FAILED' && row.error !== null ? `,"error":${providerErrorJson(row.error)}` : '') +
+    (row.header_variables !== null ? `,"headerVariables":${row.header_variables}` : '') +
+    '}'
+  );
+}
+
+/**
+ * The 202 body: JSON.stringify(messageView(row)) of a message just queued (the bytes the 202 has
+ * always had, also stored for idempotent replays), written from the row's JSON columns.
+ */
+export function acceptedMessageJson(row: MessageRow): string {
+  return (
+    `{"id":${json(row.id)},"status":"QUEUED","to":${json(row.recipient)},` +
+    `"template":${json(row.template_name)},"language":${json(row.language)},` +
+    `"queuedAt":${isoJson(row.queued_at)},"updatedAt":${isoJson(row.updated_at)},"sentAt":null,"deliveredAt":null,` +
+    `"readAt":null,"failedAt":null,"scheduledFor":${isoJson(row.scheduled_for)},"canceledAt":null,` +
+    `"batchId":${stringOrNull(row.batch_id)},"providerMessageId":null,"variables":${row.variables},` +
+    (row.header_variables !== null ? `"headerVariables":${row.header_variables},` : '') +
+    `"content":${row.rendered}}`
+  );
+}

@@ -1,0 +1,146 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { addSuppressions, deleteSuppression, findSuppression, listSuppressions, type SuppressionRow } from '../../db/suppressions.ts';
+import { recipientProblem } from '../../domain/messageRequest.ts';
+import { authenticate, authorizedWrite } from '../auth.ts';
+import type { HttpContext } from '../context.ts';
+import { ApiError, validationError } from '../errors.ts';
+import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
+import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
+
+const SuppressionView = Type.Object({
+  phoneNumber: Type.String({ examples: ['+5511987654321'] }),
+  reason: Type.Union([Type.String(), Type.Null()]),
+  source: Type.Union([Type.Literal('api'), Type.Literal('provider')], {
+    description: '`api`: added with POST /v1/suppressions; `provider`: added when the provider failed a message as opted out or not on WhatsApp.',
+  }),
+  createdAt: Timestamp,
+});
+
+function suppressionView(row: SuppressionRow) {
+  return {
+    phoneNumber: row.phone_number,
+    reason: row.reason,
+    source: row.source as 'api' | 'provider',
+    createdAt: iso(row.created_at),
+  };
+}
+
+const NumberParams = Type.Object({
+  phoneNumber: Type.String({ maxLength: 32, description: 'E.164, URL-encoded (`%2B5511987654321`).' }),
+});
+
+/** An E.164 number from a path or body, or a 400 naming the field. */
+function phoneNumberOf(value: string, field: string): string {
+  // An unencoded + in a path arrives as itself, but a client that form-encodes sends a space.
+  const number = value.replace(/^ (?=\d)/, '+');
+  const problem = recipientProblem(number);
+  if (problem) throw validationError([{ field, code: 'invalid_phone', message: `${field} ${problem}.` }]);
+  return number;
+}
+
+export async function suppressionRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const authenticated = authenticate(ctx);
+
+  api.post(
+    '/v1/suppressions',
+    {
+      onRequest: authenticated,
+      schema: {
+        operationId: 'createSuppression',
+        tags: ['Suppressions'],
+        summary: 'Stop sending to a number (opt-out)',
+        description:
+          'Sends to the number are refused from now on with 422 recipient_suppressed (single sends, batch items, scheduled ' +
+          'sends). Messages accepted before stay as they are: cancel them to stop them. 201 with the new record; a number ' +
+          'already on the list answers 200 with its record, unchanged.',
+        security: BEARER,
+        body: Type.Object(
+          {
+            phoneNumber: Type.String({ maxLength: 32, description: 'E.164 with the leading +.' }),
+            reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Why, for your records.' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: SuppressionView, 201: SuppressionView, ...errorResponses('validation_failed', 'invalid_json') },
+      },
+    },
+    async (request, reply) => {
+      const { projectId } = request.auth;
+      const phoneNumber = phoneNumberOf(request.body.phoneNumber, '/phoneNumber');
+      const { added, row } = await authorizedWrite(ctx, request, async (trx) => {
+        const entry = { projectId, phoneNumber, reason: request.body.reason ?? null, source: 'api' as const };
+        const added = (await addSuppressions(trx, [entry], Date.now())).length > 0;
+        return { added, row: (await findSuppression(trx, projectId, phoneNumber))! };
+      });
+      return reply.code(added ? 201 : 200).send(suppressionView(row));
+    },
+  );
+
+  api.get(
+    '/v1/suppressions',
+    {
+      onRequest: authenticated,
+      schema: {
+        operationId: 'listSuppressions',
+        tags: ['Suppressions'],
+        summary: 'The project’s suppressed numbers, newest first',
+        description: 'A bare array, paged like every list (`limit`, `cursor`, `Link: <…>; rel="next"`).',
+        security: BEARER,
+        querystring: Type.Object({ ...PageQuery }, { additionalProperties: false }),
+        response: { 200: Type.Array(SuppressionView), ...errorResponses('validation_failed') },
+      },
+    },
+    async (request, reply) => {
+      const { limit, cursor } = request.query;
+      const rows = await listSuppressions(ctx.database.reader, request.auth.projectId, { limit, beforeId: decodeCursor(cursor) });
+      return paginate(request, reply, rows, limit).map(suppressionView);
+    },
+  );
+
+  api.get(
+    '/v1/suppressions/:phoneNumber',
+    {
+      onRequest: authenticated,
+      schema: {
+        operationId: 'getSuppression',
+        tags: ['Suppressions'],
+        summary: 'Whether a number is suppressed, and why',
+        security: BEARER,
+        params: NumberParams,
+        response: { 200: SuppressionView, ...errorResponses('validation_failed', 'not_found') },
+      },
+    },
+    async (request) => {
+      const phoneNumber = phoneNumberOf(request.params.phoneNumber, 'params:/phoneNumber');
+      const row = await findSuppression(ctx.database.reader, request.auth.projectId, phoneNumber);
+      if (!row) throw new ApiError('not_found', 'This number is not on the project’s suppression list.');
+      return suppressionView(row);
+    },
+  );
+
+  api.delete(
+    '/v1/suppressions/:phoneNumber',
+    {
+      onRequest: authenticated,
+      schema: {
+        operationId: 'deleteSuppression',
+        tags: ['Suppressions'],
+        summary: 'Send to a number again',
+        description: 'Removes the number from the suppression list: 204, or 404 when it is not on it.',
+        security: BEARER,
+        params: NumberParams,
+        response: { 204: Type.Null({ description: 'Removed.' }), ...errorResponses('validation_failed', 'not_found') },
+      },
+    },
+    async (request, reply) => {
+      const { projectId } = request.auth;
+      const phoneNumber = phoneNumberOf(request.params.phoneNumber, 'params:/phoneNumber');
+      const deleted = await authorizedWrite(ctx, request, (trx) => deleteSuppression(trx, projectId, phoneNumber));
+      if (!deleted) throw new ApiError('not_found', 'This number is not on the project’s suppression list.');
+      return reply.code(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,60 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { findTemplate } from '../../db/templates.ts';
+import { templateParts } from '../../sending/sendContexts.ts';
+import { checkVariables, renderContent, variableProblems } from '../../sending/sendRules.ts';
+import { authenticate } from '../auth.ts';
+import type { HttpContext } from '../context.ts';
+import { ApiError, validationError } from '../errors.ts';
+import { BEARER, errorResponses } from '../schemas.ts';
+import { Variables } from './messages.ts';
+
+const PreviewView = Type.Object({
+  header: Type.Union([Type.String(), Type.Null()]),
+  body: Type.String(),
+  footer: Type.Union([Type.String(), Type.Null()]),
+});
+
+export async function templatePreviewRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  api.post(
+    '/v1/templates/:id/preview',
+    {
+      onRequest: authenticate(ctx),
+      schema: {
+        operationId: 'previewTemplate',
+        tags: ['Templates'],
+        summary: 'Render a template with variables, without sending',
+        description:
+          'What a recipient would read, checked by the rules a send applies to its variables (400 validation_failed, 422 ' +
+          'template_variables_mismatch). Works whatever the template’s status, so a template can be previewed while PENDING.',
+        security: BEARER,
+        params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+        body: Type.Object(
+          {
+            variables: Type.Optional(Variables('BODY placeholder values: "1" fills {{1}}, and so on.')),
+            headerVariables: Type.Optional(Variables('HEADER placeholder values, the same way.')),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: PreviewView,
+          ...errorResponses('validation_failed', 'invalid_json', 'not_found', 'template_variables_mismatch'),
+        },
+      },
+    },
+    async (request) => {
+      const template = await findTemplate(ctx.database.reader, request.auth.projectId, request.params.id);
+      if (!template) throw new ApiError('not_found', 'No template of this project has that id.');
+      const item = request.body ?? {};
+      const problems = variableProblems(item);
+      if (problems.length > 0) throw validationError(problems);
+      const parts = templateParts(template);
+      checkVariables(template, parts, item);
+      const content = renderContent(parts, item);
+      return { header: content.header ?? null, body: content.body, footer: content.footer ?? null };
+    },
+  );
+}

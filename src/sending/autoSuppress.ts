@@ -1,0 +1,42 @@
+import type { Db } from '../db/database.ts';
+import { addSuppressions } from '../db/suppressions.ts';
+import type { StatusChange } from '../workers/statusChanges.ts';
+import type { Notifier } from '../workers/notifier.ts';
+
+// Messages that FAILED because the recipient opted out or cannot get WhatsApp messages put their
+// number on the project's suppression list (source "provider"), in the transaction that records
+// the failure, unless SVC_AUTO_SUPPRESS=false.
+
+/**
+ * The provider's codes that say sending to this number again is pointless:
+ * 131026 "Message undeliverable" (not a WhatsApp user, or has blocked the business: also the
+ * sandbox's +15550000001) and 131050 "User has stopped marketing messages" (opted out).
+ */
+export const OPTED_OUT_CODES: ReadonlySet<string> = new Set(['131026', '131050']);
+
+// The setting of each running service, by the notifier it records status changes with (a test
+// process runs several services side by side).
+const enabledFor = new WeakMap<Notifier, boolean>();
+
+export function configureAutoSuppression(notifier: Notifier, enabled: boolean): void {
+  enabledFor.set(notifier, enabled);
+}
+
+/** Adds the numbers of the changes that end FAILED with an opted-out code; in the caller's transaction. */
+export async function suppressOptedOutRecipients(
+  trx: Db,
+  notifier: Notifier,
+  changes: readonly StatusChange[],
+  now: number,
+): Promise<void> {
+  if (enabledFor.get(notifier) === false) return;
+  const entries = changes
+    .filter((change) => change.transitions.at(-1) === 'FAILED' && change.error && OPTED_OUT_CODES.has(change.error.code))
+    .map((change) => ({
+      projectId: change.message.project_id,
+      phoneNumber: change.message.recipient,
+      reason: `The provider failed message ${change.message.id} with ${change.error!.code} (${change.error!.title}).`,
+      source: 'provider' as const,
+    }));
+  if (entries.length > 0) await addSuppressions(trx, entries, now);
+}

@@ -1,0 +1,244 @@
+import type { Database } from '../db/database.ts';
+import { type MessageRow, queuedMessageRow } from '../db/messages.ts';
+import type { SendContext } from '../db/messages.ts';
+import { suppressedAmong } from '../db/suppressions.ts';
+import type { TemplatesTable } from '../db/tables.ts';
+import { newId } from '../domain/ids.ts';
+import { requestFingerprint } from '../domain/messageRequest.ts';
+import { acceptedMessageJson } from '../http/messageView.ts';
+import { ApiError, problemOf, validationError } from '../http/errors.ts';
+import type { Notifier } from '../workers/notifier.ts';
+import { type AcceptResult, MessageAcceptor } from './messageAcceptor.ts';
+import { SendContexts, type TemplateParts, templateParts } from './sendContexts.ts';
+import {
+  checkVariables,
+  chooseTemplate,
+  itemProblems,
+  providerNotConfigured,
+  recipientSuppressed,
+  renderContent,
+  scheduledTime,
+  type SendItem,
+} from './sendRules.ts';
+
+// The send use case, once: the single send and the batch send both come here (the template
+// preview uses the same rules, sendRules.ts). A send checks its input, answers an idempotent
+// replay, picks the template, checks variables, schedule and suppressions, renders, and has the
+// message(s) accepted durably; the routes only translate HTTP to these calls and back.
+//
+// Nothing is read before the commit when this process remembers the project and template
+// (SendContexts); whatever was remembered is checked again by the commit (MessageAcceptor), and
+// a refusal based on a remembered context is checked against a fresh read before it leaves.
+
+/** Sends of one request check again with fresh reads at most this often when something changes under them. */
+const MAX_SEND_ATTEMPTS = 5;
+
+export const MAX_BATCH_ITEMS = 1000;
+
+export type SendResult = Exclude<AcceptResult, { kind: 'stale' }>;
+
+interface Caller {
+  projectId: string;
+  keyId: string;
+  /** The Idempotency-Key, already parsed. */
+  idempotencyKey?: string;
+  /** Runs just before the commit (a test seam). */
+  beforeCommit?: () => Promise<void>;
+}
+
+export interface SingleSend extends Caller, SendItem {
+  template: string;
+  language: string;
+}
+
+export interface BatchSend extends Caller {
+  template: string;
+  language: string;
+  items: SendItem[];
+  /** The request's id, for the problem of each refused item. */
+  requestId: string;
+}
+
+/** What a send checked about its project and template, ready to build messages. */
+interface Checked {
+  template: TemplatesTable;
+  parts: TemplateParts;
+  context: SendContext;
+}
+
+function changedMeanwhile(): ApiError {
+  return new ApiError('unavailable', 'The template or the project changed while the message was being sent; retry.', {
+    headers: { 'retry-after': '1' },
+  });
+}
+
+export class Sending {
+  readonly #database: Database;
+  readonly #acceptor: MessageAcceptor;
+  readonly #contexts: SendContexts;
+
+  constructor(database: Database, notifier: Notifier) {
+    this.#database = database;
+    this.#acceptor = new MessageAcceptor(database, notifier);
+    this.#contexts = new SendContexts(database.reader);
+  }
+
+  /** POST /v1/messages: one message, 202 (or the replay of an earlier answer). */
+  async send(request: SingleSend): Promise<SendResult> {
+    const { projectId, keyId, idempotencyKey } = request;
+    const item: SendItem = {
+      to: request.to,
+      ...(request.variables && { variables: request.variables }),
+      ...(request.headerVariables && { headerVariables: request.headerVariables }),
+      ...(request.sendAt !== undefined && { sendAt: request.sendAt }),
+    };
+    const problems = itemProblems(item);
+    if (problems.length > 0) throw validationError(problems);
+    // The fingerprint of the body as sent (key order aside), as it always was.
+    const fingerprint =
+      idempotencyKey === undefined ? '' : requestFingerprint({ ...item, template: request.template, language: request.language });
+    if (idempotencyKey !== undefined) {
+      const replay = await this.#acceptor.replayFor(projectId, idempotencyKey, fingerprint);
+      if (replay?.kind === 'replayed') return replay;
+    }
+    for (let attempt = 0; ; attempt++) {
+      const checked = await this.#check(projectId, request.template, request.language, attempt > 0);
+      if (checked === undefined) continue;
+      const now = Date.now();
+      let message: MessageRow;
+      try {
+        const suppressed = await this.#suppressed(projectId, checked, [item.to]);
+        message = this.#message(projectId, checked, item, { now, at: '', suppressed });
+      } catch (error) {
+        // A refusal may rest on a remembered template: it leaves only once a fresh read agrees.
+        if (attempt > 0) throw error;
+        continue;
+      }
+      await request.beforeCommit?.();
+      const result = await this.#acceptor.accept({
+        keyId,
+        projectId,
+        messages: [message],
+        template: checked.template,
+        suppressionVersion: checked.context.suppressionVersion,
+        responseBody: acceptedMessageJson(message),
+        ...(idempotencyKey !== undefined && { idempotency: { key: idempotencyKey, fingerprint } }),
+      });
+      if (result.kind !== 'stale') return result;
+      if (attempt >= MAX_SEND_ATTEMPTS) throw changedMeanwhile();
+    }
+  }
+
+  /**
+   * POST /v1/messages/batch: up to 1,000 recipients of one template. The template and the project
+   * are checked once (their refusal is the whole request's); each item then on its own, and the
+   * accepted ones are committed together with the batch, all or none. 202 with each item's result.
+   */
+  async sendBatch(request: BatchSend): Promise<SendResult> {
+    const { projectId, keyId, idempotencyKey, items } = request;
+    const fingerprint =
+      idempotencyKey === undefined
+        ? ''
+        : `batch:${requestFingerprint({ template: request.template, language: request.language, items })}`;
+    if (idempotencyKey !== undefined) {
+      const replay = await this.#acceptor.replayFor(projectId, idempotencyKey, fingerprint);
+      if (replay?.kind === 'replayed') return replay;
+    }
+    for (let attempt = 0; ; attempt++) {
+      const checked = await this.#check(projectId, request.template, request.language, attempt > 0);
+      if (checked === undefined) continue;
+      const now = Date.now();
+      const batchId = newId('bat', now);
+      const candidates = items.filter((item) => itemProblems(item).length === 0).map((item) => item.to);
+      const suppressed = await this.#suppressed(projectId, checked, candidates);
+      const results: string[] = [];
+      const messages: MessageRow[] = [];
+      for (const [index, item] of items.entries()) {
+        const at = `/items/${index}`;
+        try {
+          const problems = itemProblems(item, at);
+          if (problems.length > 0) throw validationError(problems);
+          const message = this.#message(projectId, checked, item, { now, at, suppressed, batchId });
+          messages.push(message);
+          results.push(`{"index":${index},"status":202,"message":${acceptedMessageJson(message)}}`);
+        } catch (error) {
+          if (!(error instanceof ApiError)) throw error;
+          results.push(`{"index":${index},"status":${error.status},"error":${JSON.stringify(problemOf(error, request.requestId))}}`);
+        }
+      }
+      const body =
+        `{"batchId":"${batchId}","acceptedCount":${messages.length},"rejectedCount":${items.length - messages.length},` +
+        `"items":[${results.join(',')}]}`;
+      await request.beforeCommit?.();
+      const result = await this.#acceptor.accept({
+        keyId,
+        projectId,
+        messages,
+        batch: {
+          id: batchId,
+          project_id: projectId,
+          template_name: checked.template.name,
+          language: checked.template.language,
+          total: messages.length,
+          created_at: now,
+        },
+        template: checked.template,
+        suppressionVersion: checked.context.suppressionVersion,
+        responseBody: body,
+        ...(idempotencyKey !== undefined && { idempotency: { key: idempotencyKey, fingerprint } }),
+      });
+      if (result.kind !== 'stale') return result;
+      if (attempt >= MAX_SEND_ATTEMPTS) throw changedMeanwhile();
+    }
+  }
+
+  /**
+   * The project and template a send names, as remembered (`fresh` false) or read now. A refusal
+   * from a remembered context is undefined (read again); from a fresh one it is thrown.
+   */
+  async #check(projectId: string, name: string, language: string, fresh: boolean): Promise<Checked | undefined> {
+    const context = await this.#contexts.get(projectId, name, fresh);
+    try {
+      if (!context) throw new ApiError('unauthorized', 'The API key is unknown or revoked.');
+      // The template's own faults first (the spec's 422), then whether the project can send at all.
+      const template = chooseTemplate(context.templates, name, language);
+      if (!context.providerConfigured) throw providerNotConfigured();
+      return { template, parts: templateParts(template), context };
+    } catch (error) {
+      if (fresh) throw error;
+      return undefined;
+    }
+  }
+
+  /** The numbers among these the project suppresses: no lookup at all for a project without any. */
+  async #suppressed(projectId: string, checked: Checked, numbers: string[]): Promise<Set<string>> {
+    if (checked.context.suppressionCount === 0) return new Set();
+    return suppressedAmong(this.#database.reader, this.#database.dialect, projectId, numbers);
+  }
+
+  /** One recipient's message, once its variables, schedule and number pass; else the refusal. */
+  #message(
+    projectId: string,
+    { template, parts }: Checked,
+    item: SendItem,
+    how: { now: number; at: string; suppressed: Set<string>; batchId?: string },
+  ): MessageRow {
+    const { now, at, batchId } = how;
+    checkVariables(template, parts, item);
+    const sendAt = scheduledTime(item.sendAt, now, at);
+    if (how.suppressed.has(item.to)) throw recipientSuppressed(item.to, at);
+    return queuedMessageRow(
+      {
+        projectId,
+        to: item.to,
+        template,
+        variables: item.variables ?? {},
+        ...(item.headerVariables && { headerVariables: item.headerVariables }),
+        content: renderContent(parts, item),
+        ...(sendAt !== undefined && { sendAt }),
+        ...(batchId !== undefined && { batchId }),
+      },
+      now,
+    );
+  }
+}
