@@ -63,7 +63,9 @@ export class SandboxProvider implements Provider {
     this.#database = database;
     this.#notifier = notifier;
     this.#logger = logger;
-    this.#records = new GroupCommitter(database, (trx, items) => this.#commitRecords(trx, items));
+    // Not synced on their own (SQLite): the dispatcher's synced commit of the outcome follows, and
+    // the WAL is flushed in order, so that sync puts these records on disk too.
+    this.#records = new GroupCommitter(database, (trx, items) => this.#commitRecords(trx, items), { durable: false });
   }
 
   /**
