@@ -165,10 +165,15 @@ export interface WebhookDeliveriesTable {
   id: string;
   project_id: string;
   event_id: string;
-  message_id: string;
+  /** Null for events not about a message (template events, test events). */
+  message_id: string | null;
   event: string;
   /** The callback URL when the delivery was made; re-read until the first attempt. */
   url: string;
+  /** The webhook endpoint it goes to; null: the project's callbackUrl. */
+  endpoint_id: string | null;
+  /** The template of a template event. */
+  template_id: string | null;
   /** The JSON body, fixed at creation so every attempt sends the same bytes. */
   payload: string;
   status: WebhookDeliveryStatus;
@@ -177,6 +182,29 @@ export interface WebhookDeliveriesTable {
   lease_expires_at: number | null;
   created_at: number;
   updated_at: number;
+}
+
+export interface WebhookEndpointsTable {
+  id: string;
+  project_id: string;
+  url: string;
+  /** JSON array of event types; null: every event. */
+  events: string | null;
+  /** 1 or 0. */
+  enabled: number;
+  description: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Messages that reached a status in an hour (epoch ms of its start, UTC), per template and language. */
+export interface MessageCountsTable {
+  project_id: string;
+  hour: number;
+  status: string;
+  template: string;
+  language: string;
+  count: number;
 }
 
 export interface WebhookAttemptsTable {
@@ -259,6 +287,8 @@ export interface Tables {
   idempotency_keys: IdempotencyKeysTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  message_counts: MessageCountsTable;
   sandbox_submissions: SandboxSubmissionsTable;
   sandbox_reports: SandboxReportsTable;
   send_rate_windows: SendRateWindowsTable;

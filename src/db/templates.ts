@@ -131,6 +131,21 @@ export interface TemplateStatusChange {
   /** When it happened, per the provider: a report older than the last one applied changes nothing. */
   occurredAt: number;
   now: number;
+  /** Runs in the same transaction once the change is written (webhooks/templateEvents.ts enqueues its event). */
+  onApplied?: (trx: Db, applied: AppliedTemplateStatus) => Promise<void>;
+}
+
+/** A template status change as written. */
+export interface AppliedTemplateStatus {
+  template: Pick<TemplateRow, 'id' | 'project_id' | 'name' | 'language' | 'status'>;
+  /** The review's outcome, when this change settled a PENDING template. */
+  reviewed: Exclude<TemplateStatus, 'PENDING'> | undefined;
+  /** The template_status_events row of a review's outcome. */
+  eventId: string | undefined;
+  providerStatus: string | undefined;
+  previousProviderStatus: string | null;
+  reason: string | null;
+  occurredAt: number;
 }
 
 /**
@@ -148,7 +163,7 @@ export async function setTemplateStatus(
   return inTransaction(db, async (trx) => {
     const row = await trx
       .selectFrom('templates')
-      .select(['project_id', 'status', 'provider_status', 'provider_status_reason', 'provider_status_at'])
+      .select(['project_id', 'name', 'language', 'status', 'provider_status', 'provider_status_reason', 'provider_status_at'])
       .where('id', '=', templateId)
       .$if(dialect === 'postgres', (query) => query.forUpdate())
       .executeTakeFirst();
@@ -174,11 +189,25 @@ export async function setTemplateStatus(
       })
       .where('id', '=', templateId)
       .execute();
-    if (to === undefined) return 'applied';
+    const applied = async (eventId: string | undefined) =>
+      change.onApplied?.(trx, {
+        template: { id: templateId, project_id: row.project_id, name: row.name, language: row.language, status: to ?? row.status },
+        reviewed: to,
+        eventId,
+        providerStatus,
+        previousProviderStatus: row.provider_status,
+        reason: change.reason,
+        occurredAt: change.occurredAt,
+      });
+    if (to === undefined) {
+      await applied(undefined);
+      return 'applied';
+    }
+    const eventId = newId('tse', change.now);
     await trx
       .insertInto('template_status_events')
       .values({
-        id: newId('tse', change.now),
+        id: eventId,
         template_id: templateId,
         project_id: row.project_id,
         from_status: 'PENDING',
@@ -187,6 +216,7 @@ export async function setTemplateStatus(
         occurred_at: change.occurredAt,
       })
       .execute();
+    await applied(eventId);
     return 'applied';
   });
 }

@@ -60,14 +60,17 @@ export async function findDeliveryProjects(db: Db, ids: readonly string[]): Prom
   return new Map(rows.map((row) => [row.id, row]));
 }
 
-// One message's events are first attempted in the order they happened: a delivery not yet
-// attempted waits while an earlier event of its message (the state machine's order, then the
-// event id) still waits for its first attempt, or is in it. For claims (candidate alias `q`).
+// One message's events are first attempted in the order they happened, at each destination: a
+// delivery not yet attempted waits while an earlier event of its message (the state machine's
+// order, then the event id) to the same destination (callbackUrl or endpoint) still waits for its
+// first attempt, or is in it; other destinations do not wait for each other. Events without a
+// message (template, test) wait for nothing. For claims (candidate alias `q`).
 const EVENT_RANK = (alias: 'q' | 'e') => sql`case ${sql.ref(`${alias}.event`)}
   when 'message.sent' then 1 when 'message.delivered' then 2 when 'message.read' then 3 else 4 end`;
 const FIRST_ATTEMPTS_IN_ORDER = sql`(q.attempt_count > 0 or not exists (
   select 1 from webhook_deliveries e
   where e.message_id = q.message_id and e.project_id = q.project_id
+    and (e.endpoint_id = q.endpoint_id or (e.endpoint_id is null and q.endpoint_id is null))
     and e.status = 'pending' and e.attempt_count = 0 and e.id <> q.id
     and (${EVENT_RANK('e')} < ${EVENT_RANK('q')}
       or (${EVENT_RANK('e')} = ${EVENT_RANK('q')} and e.event_id < q.event_id))))`;
@@ -288,6 +291,32 @@ export async function requestWebhookRetry(db: Db, projectId: string, id: string,
     .where('id', '=', id)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * Makes the project's failed deliveries whose last attempt was at or after `since` due now, in one
+ * statement (the partial index of failed deliveries by updated_at narrows them: a failed
+ * delivery's updated_at is when its last attempt was recorded, never before it began). Each is
+ * then attempted again with the same id and body. Returns how many.
+ */
+export async function requeueFailedDeliveries(db: Db, projectId: string, since: number, now: number): Promise<number> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', due_at: now, lease_expires_at: null, updated_at: now })
+    .where('project_id', '=', projectId)
+    .where('status', '=', 'failed')
+    .where('updated_at', '>=', since)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('webhook_attempts as a')
+          .select('a.id')
+          .whereRef('a.delivery_id', '=', 'webhook_deliveries.id')
+          .where('a.at', '>=', since),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 /** How many of these projects' deliveries are due now (for the held-deliveries gauge). */

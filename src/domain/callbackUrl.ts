@@ -23,35 +23,36 @@ const AMBIGUOUS = /[\s\p{Cc}\\]/u;
 const AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)/;
 
 /**
- * Checks a callback URL's syntax: absolute, https (http too when `allowHttp`), no user-info,
+ * Checks a callback (or webhook endpoint) URL's syntax, naming `field` in its messages: absolute, https (http too when `allowHttp`), no user-info,
  * no fragment, at most 2048 characters. The parsed URL is returned so the caller judges the host
  * the URL parser sees (`https://0x7f.1/` is 127.0.0.1), not the text.
  */
-export function checkCallbackUrl(raw: string, options: { allowHttp: boolean }): CallbackUrlCheck {
+export function checkCallbackUrl(raw: string, options: { allowHttp: boolean; field?: string }): CallbackUrlCheck {
+  const field = options.field ?? 'callbackUrl';
   const refuse = (rule: CallbackUrlRule, message: string): CallbackUrlCheck => ({ ok: false, rule, message });
   if (raw.length > CALLBACK_URL_MAX_LENGTH) {
-    return refuse('too_long', `callbackUrl must be at most ${CALLBACK_URL_MAX_LENGTH} characters.`);
+    return refuse('too_long', `${field} must be at most ${CALLBACK_URL_MAX_LENGTH} characters.`);
   }
   const authority = AUTHORITY.exec(raw)?.[1];
   if (AMBIGUOUS.test(raw) || !authority || !URL.canParse(raw)) {
-    return refuse('invalid_url', 'callbackUrl must be an absolute URL such as https://example.com/webhooks.');
+    return refuse('invalid_url', `${field} must be an absolute URL such as https://example.com/webhooks.`);
   }
   const url = new URL(raw);
   const schemes = options.allowHttp ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) {
     return refuse(
       'https_required',
-      options.allowHttp ? 'callbackUrl must use https or http.' : 'callbackUrl must use https.',
+      options.allowHttp ? `${field} must use https or http.` : `${field} must use https.`,
     );
   }
   if (url.hostname === '') {
-    return refuse('invalid_url', 'callbackUrl must name a host.');
+    return refuse('invalid_url', `${field} must name a host.`);
   }
   if (url.username !== '' || url.password !== '' || authority.includes('@')) {
-    return refuse('userinfo_not_allowed', 'callbackUrl must not carry a user name or password (user@host).');
+    return refuse('userinfo_not_allowed', `${field} must not carry a user name or password (user@host).`);
   }
   if (raw.includes('#')) {
-    return refuse('fragment_not_allowed', 'callbackUrl must not have a #fragment: it is never sent to the receiver.');
+    return refuse('fragment_not_allowed', `${field} must not have a #fragment: it is never sent to the receiver.`);
   }
   return { ok: true, url };
 }

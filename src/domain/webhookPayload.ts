@@ -1,12 +1,45 @@
 // What a webhook says: the event name of each message status, the JSON body (spec §6, CONTRACT §1),
-// and the order in which a message's events happen.
+// and the order in which a message's events happen; the template events and the test event.
 
 export type WebhookStatus = 'SENT' | 'DELIVERED' | 'READ' | 'FAILED' | 'CANCELED';
 
-export const WEBHOOK_EVENTS = ['message.sent', 'message.delivered', 'message.read', 'message.failed', 'message.canceled'] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+export const MESSAGE_EVENTS = [
+  'message.sent',
+  'message.delivered',
+  'message.read',
+  'message.failed',
+  'message.canceled',
+] as const;
 
-const EVENT_OF: Record<WebhookStatus, WebhookEvent> = {
+/**
+ * A template's review outcome (template.approved, template.rejected) and the provider's own later
+ * statuses of it (Meta pauses, flags, disables… an approved template).
+ */
+export const TEMPLATE_EVENTS = [
+  'template.approved',
+  'template.rejected',
+  'template.paused',
+  'template.flagged',
+  'template.locked',
+  'template.disabled',
+  'template.deleted',
+  'template.pending_deletion',
+  'template.archived',
+  'template.limit_exceeded',
+  'template.in_appeal',
+] as const;
+
+/** Sent on request to one webhook endpoint only (POST /v1/webhook-endpoints/{id}/test). */
+export const TEST_EVENT = 'webhook.test';
+
+/** Every event an endpoint may subscribe to. */
+export const SUBSCRIBABLE_EVENTS = [...MESSAGE_EVENTS, ...TEMPLATE_EVENTS] as const;
+/** Every event a delivery may carry. */
+export const WEBHOOK_EVENTS = [...SUBSCRIBABLE_EVENTS, TEST_EVENT] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+export type TemplateEvent = (typeof TEMPLATE_EVENTS)[number];
+
+const EVENT_OF: Record<WebhookStatus, (typeof MESSAGE_EVENTS)[number]> = {
   SENT: 'message.sent',
   DELIVERED: 'message.delivered',
   READ: 'message.read',
@@ -23,7 +56,7 @@ export function webhookEventOf(status: WebhookStatus): WebhookEvent {
  * DELIVERED → READ, or FAILED from any state before READ), so this rank orders one message's
  * events as they happened, whichever process or clock recorded them.
  */
-export const EVENT_RANK: Record<WebhookEvent, number> = {
+export const EVENT_RANK: Record<(typeof MESSAGE_EVENTS)[number], number> = {
   'message.sent': 1,
   'message.delivered': 2,
   'message.read': 3,
@@ -56,4 +89,64 @@ export function webhookPayload(input: WebhookPayloadInput): string {
     body.error = { code: input.error.code, title: input.error.title, message: input.error.message };
   }
   return JSON.stringify(body);
+}
+
+export interface TemplateWebhookInput {
+  event: TemplateEvent;
+  /** The template status event (tse_…) this reports. */
+  eventId: string;
+  templateId: string;
+  name: string;
+  language: string;
+  /** svc's status after the change. */
+  status: 'PENDING' | 'APPROVED' | 'REJECTED';
+  /** The provider's own status, when it has one (PAUSED, DISABLED…). */
+  providerStatus: string | null;
+  /** Why: a rejection's reason, or the provider's reason for its status. */
+  reason: string | null;
+  occurredAt: number;
+}
+
+/** The body of a template event, in the style of spec §6. */
+export function templateWebhookPayload(input: TemplateWebhookInput): string {
+  const template: Record<string, unknown> = {
+    id: input.templateId,
+    name: input.name,
+    language: input.language,
+    status: input.status,
+  };
+  if (input.providerStatus !== null) template.providerStatus = input.providerStatus;
+  if (input.status === 'REJECTED' && input.reason !== null) template.rejectionReason = input.reason;
+  else if (input.reason !== null) template.reason = input.reason;
+  return JSON.stringify({
+    event: input.event,
+    event_id: input.eventId,
+    occurred_at: new Date(input.occurredAt).toISOString(),
+    template,
+  });
+}
+
+/**
+ * The event a template change is reported as: the review's outcome when svc's status changed,
+ * else the provider's new status (an approved template paused, reinstated, disabled…); undefined
+ * for a provider status no event names.
+ */
+export function templateEventOf(change: {
+  reviewed: 'APPROVED' | 'REJECTED' | undefined;
+  providerStatus: string | undefined;
+}): TemplateEvent | undefined {
+  if (change.reviewed !== undefined) return change.reviewed === 'APPROVED' ? 'template.approved' : 'template.rejected';
+  if (change.providerStatus === undefined) return undefined;
+  const event = `template.${change.providerStatus.toLowerCase()}`;
+  return (TEMPLATE_EVENTS as readonly string[]).includes(event) ? (event as TemplateEvent) : undefined;
+}
+
+/** The body of a test event: what a receiver needs to check its signature and routing. */
+export function testWebhookPayload(input: { eventId: string; endpointId: string; occurredAt: number }): string {
+  return JSON.stringify({
+    event: TEST_EVENT,
+    event_id: input.eventId,
+    occurred_at: new Date(input.occurredAt).toISOString(),
+    endpoint_id: input.endpointId,
+  });
 }

@@ -31,10 +31,21 @@ export const WebhookDeliveryView = Type.Object({
     description: 'X-Service-Delivery and webhook-id: the same on every attempt.',
     examples: ['019a5f3e-8c1d-7b2a-9e4f-0a1b2c3d4e5f'],
   }),
-  eventId: Type.String({ description: 'The message event (status change) this delivery reports.' }),
+  eventId: Type.String({
+    description: 'The event this delivery reports: a message status change (evt_…), a template status change (tse_…), or a test (evt_…).',
+  }),
   event: Type.Union(WEBHOOK_EVENTS.map((event) => Type.Literal(event))),
-  messageId: Type.String(),
-  url: Type.String({ description: 'The callback URL; the project’s current one until the first attempt.' }),
+  messageId: Type.Union([Type.String(), Type.Null()], {
+    description: 'The message of a message event; null for template and test events.',
+  }),
+  templateId: Type.Union([Type.String(), Type.Null()], { description: 'The template of a template event; else null.' }),
+  endpointId: Type.Union([Type.String(), Type.Null()], {
+    description: 'The webhook endpoint it goes to; null when it goes to the project’s callbackUrl.',
+  }),
+  url: Type.String({
+    description:
+      'Where it goes: the callbackUrl (the project’s current one until the first attempt), or the endpoint’s current URL.',
+  }),
   status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
   attempts: Type.Array(WebhookAttemptView),
   nextAttemptAt: Type.Optional(Timestamp),
@@ -86,7 +97,9 @@ export interface WebhookDelivery {
   id: string;
   eventId: string;
   event: string;
-  messageId: string;
+  messageId: string | null;
+  templateId: string | null;
+  endpointId: string | null;
   url: string;
   status: 'pending' | 'succeeded' | 'failed';
   nextAttemptAt: number | null;
@@ -103,6 +116,8 @@ export function webhookDeliveryOf({ delivery: row, attempts, circuit }: Delivery
     eventId: row.event_id,
     event: row.event,
     messageId: row.message_id,
+    templateId: row.template_id,
+    endpointId: row.endpoint_id,
     url: row.url,
     status: row.status,
     // Held by an open circuit, it is not attempted before the circuit's retry time.
@@ -138,6 +153,8 @@ export function webhookDeliveryView(delivery: WebhookDelivery): WebhookDeliveryV
     eventId: delivery.eventId,
     event: delivery.event as WebhookDeliveryViewType['event'],
     messageId: delivery.messageId,
+    templateId: delivery.templateId,
+    endpointId: delivery.endpointId,
     url: delivery.url,
     status: delivery.status,
     attempts: delivery.attempts.map((attempt) => ({

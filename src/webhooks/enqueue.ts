@@ -1,5 +1,7 @@
 import type { Db, DialectName } from '../db/database.ts';
-import { findCallbackUrls, insertWebhookDeliveries } from '../db/webhookDeliveries.ts';
+import type { WebhookDeliveryRow } from '../db/webhookDeliveries.ts';
+import { insertWebhookDeliveries } from '../db/webhookDeliveries.ts';
+import { type Destinations, findDestinations } from '../db/webhookEndpoints.ts';
 import { newUuid7 } from '../domain/uuid7.ts';
 import { type WebhookStatus, webhookEventOf, webhookPayload } from '../domain/webhookPayload.ts';
 import type { Notifier } from '../workers/notifier.ts';
@@ -30,9 +32,19 @@ export interface StatusEventForWebhook {
   error?: { code: string; title: string; message: string } | null;
 }
 
+/** Any event to deliver: its name, what it is about, and its body (built once, sent as is). */
+export interface WebhookEventToDeliver {
+  projectId: string;
+  eventId: string;
+  event: string;
+  messageId: string | null;
+  templateId: string | null;
+  payload: string;
+}
+
 /**
- * Inserts the delivery row (if the project has a callbackUrl) in the caller's transaction;
- * returns true if one was created. The caller wakes the 'webhooks' channel after commit.
+ * Inserts the delivery rows of one message status event in the caller's transaction; returns true
+ * if any was created. The caller wakes the 'webhooks' channel after commit.
  */
 export async function enqueueWebhookDelivery(
   trx: Db,
@@ -44,47 +56,92 @@ export async function enqueueWebhookDelivery(
   return enqueueWebhookDeliveries(trx, notifier, [event], now);
 }
 
-/**
- * Inserts a delivery for each event whose project has a callbackUrl, in one statement, in the
- * caller's transaction; returns true if any was created.
- *
- * The delivery id is a UUID (version 7, so ids sort by creation time) that stays the same on
- * every attempt: it is X-Service-Delivery and webhook-id. The body is built here, once.
- */
+/** Message status events: each becomes the spec's payload, delivered like any event. */
 export async function enqueueWebhookDeliveries(
   trx: Db,
   notifier: Notifier,
   events: readonly StatusEventForWebhook[],
   now: number,
 ): Promise<boolean> {
+  return enqueueWebhookEvents(
+    trx,
+    notifier,
+    events.map((event) => ({
+      projectId: event.projectId,
+      eventId: event.eventId,
+      event: webhookEventOf(event.status),
+      messageId: event.messageId,
+      templateId: null,
+      payload: webhookPayload(event),
+    })),
+    now,
+  );
+}
+
+/**
+ * Fans each event out to its project's destinations — the callbackUrl, and every enabled endpoint
+ * whose filter takes the event — one delivery per destination, in the caller's transaction:
+ * one statement reads every destination of the batch's projects, one inserts the deliveries.
+ * Returns true if any was created (the caller wakes the 'webhooks' channel after commit).
+ *
+ * A delivery id is a UUID (version 7, so ids sort by creation time) that stays the same on every
+ * attempt: it is X-Service-Delivery and webhook-id, one per (event, destination).
+ */
+export async function enqueueWebhookEvents(
+  trx: Db,
+  notifier: Notifier,
+  events: readonly WebhookEventToDeliver[],
+  now: number,
+): Promise<boolean> {
   if (events.length === 0) return false;
-  const urls = await findCallbackUrls(
+  const destinations = await findDestinations(
     trx,
     events.map((event) => event.projectId),
   );
-  const rows = events.flatMap((event) => {
-    const url = urls.get(event.projectId);
-    if (!url) return [];
-    return [
-      {
-        id: newUuid7(now),
-        project_id: event.projectId,
-        event_id: event.eventId,
-        message_id: event.messageId,
-        event: webhookEventOf(event.status),
-        url,
-        payload: webhookPayload(event),
-        status: 'pending' as const,
-        attempt_count: 0,
-        due_at: now,
-        lease_expires_at: null,
-        created_at: now,
-        updated_at: now,
-      },
-    ];
-  });
+  const rows = events.flatMap((event) => deliveriesOf(event, destinations.get(event.projectId), now));
   if (rows.length === 0) return false;
   await insertWebhookDeliveries(trx, rows);
   await notifier.notifyInTransaction(trx, 'webhooks');
   return true;
+}
+
+function deliveriesOf(event: WebhookEventToDeliver, to: Destinations | undefined, now: number): WebhookDeliveryRow[] {
+  if (!to) return [];
+  const row = (url: string, endpointId: string | null): WebhookDeliveryRow => ({
+    id: newUuid7(now),
+    project_id: event.projectId,
+    event_id: event.eventId,
+    message_id: event.messageId,
+    template_id: event.templateId,
+    endpoint_id: endpointId,
+    event: event.event,
+    url,
+    payload: event.payload,
+    status: 'pending',
+    attempt_count: 0,
+    due_at: now,
+    lease_expires_at: null,
+    created_at: now,
+    updated_at: now,
+  });
+  const rows: WebhookDeliveryRow[] = [];
+  if (to.callbackUrl !== null) rows.push(row(to.callbackUrl, null));
+  for (const endpoint of to.endpoints) {
+    if (endpoint.events === null || endpoint.events.includes(event.event)) rows.push(row(endpoint.url, endpoint.id));
+  }
+  return rows;
+}
+
+/** One delivery of a test event to one endpoint, in the caller's transaction. */
+export async function enqueueTestDelivery(
+  trx: Db,
+  notifier: Notifier,
+  event: WebhookEventToDeliver,
+  endpoint: { id: string; url: string },
+  now: number,
+): Promise<string> {
+  const [row] = deliveriesOf(event, { callbackUrl: null, endpoints: [{ ...endpoint, events: null }] }, now);
+  await insertWebhookDeliveries(trx, [row!]);
+  await notifier.notifyInTransaction(trx, 'webhooks');
+  return row!.id;
 }

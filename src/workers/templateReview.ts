@@ -14,6 +14,7 @@ import { providerCredentialsOf } from '../projectSecrets.ts';
 import { reportedTime } from '../domain/reportedTime.ts';
 import { TEMPLATE_CATEGORIES } from '../domain/templates.ts';
 import type { Provider, ProviderReport, ReportResult } from '../providers/provider.ts';
+import { enqueueTemplateEvent } from '../webhooks/templateEvents.ts';
 import type { Job } from './loop.ts';
 import type { ReportDeps } from './providerReports.ts';
 
@@ -29,7 +30,8 @@ type CategoryReport = Extract<ProviderReport, { kind: 'template_category' }>;
 /**
  * Applies a provider's report on a template: a PENDING one becomes APPROVED or REJECTED, with the
  * event, and leaves the review queue; the provider's own status (PAUSED, DISABLED…) and its reason
- * are recorded whatever svc's status is. The one path for every review — the review worker,
+ * are recorded whatever svc's status is. Each change is delivered to the project's webhooks
+ * (template.approved, template.rejected, template.paused…) from the same transaction. The one path for every review — the review worker,
  * provider webhooks and the sandbox test helper — so they cannot disagree. Duplicates and reports
  * older than the last one applied change nothing.
  */
@@ -37,13 +39,18 @@ export async function applyTemplateReview(deps: ReportDeps, report: TemplateRepo
   const now = Date.now();
   const { providerStatus } = report;
   const defaultReason = report.status === 'REJECTED' ? 'Rejected by the provider.' : null;
+  let enqueued = false;
   const result = await setTemplateStatus(deps.database.db, deps.database.dialect, report.templateId, {
     to: report.status,
     providerStatus,
     reason: report.reason ?? defaultReason,
     occurredAt: reportedTime(report.occurredAt, { notBefore: 0, now }),
     now,
+    onApplied: async (trx, applied) => {
+      enqueued = await enqueueTemplateEvent(trx, deps.notifier, applied, now);
+    },
   });
+  if (enqueued) deps.notifier.wakeLocal('webhooks');
   const fields = { templateId: report.templateId, status: report.status, providerStatus };
   if (result === 'applied') deps.logger.info(fields, 'template status reported');
   else deps.logger.debug({ ...fields, result }, 'template status report ignored');

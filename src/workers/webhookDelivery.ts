@@ -11,6 +11,7 @@ import {
   originOf,
   type WebhookDeliveryRow,
 } from '../db/webhookDeliveries.ts';
+import { findEndpointsOfProjects, type WebhookEndpointRow } from '../db/webhookEndpoints.ts';
 import { newId } from '../domain/ids.ts';
 import { nextRetryDelay, parseRetryAfter } from '../domain/webhookRetry.ts';
 import { liveWebhookSecrets } from '../projectSecrets.ts';
@@ -28,8 +29,9 @@ import { DEFAULT_WEBHOOK_LIMITS, type SlotRequest, type WebhookDeliveryLimits, W
 //                                                                            └──► group-committed records
 //
 // - Each claim first finds the projects with due work (a loose index scan), reads where each one
-//   sends (its callback URL's origin), and deals the free slots among them (webhookSlots.ts):
-//   bounded overall and per origin, one per project per round, with a reserve for newcomers.
+//   sends (the origins of its callback URL and of its enabled endpoints), and deals the free slots
+//   among them (webhookSlots.ts): bounded overall and per origin, one per project and origin per
+//   round, with a reserve for newcomers.
 //   Then it claims, per project, only what it was dealt: nothing is claimed that cannot start,
 //   and no project's backlog stands in front of another's head.
 // - An attempt starts the moment it is claimed; its slot frees when the receiver answers, and the
@@ -52,6 +54,8 @@ export function webhookLeaseMs(timeoutMs: number): number {
 }
 
 const CANCELLED = 'not sent: the project has no callbackUrl any more';
+const ENDPOINT_DELETED = 'not sent: the webhook endpoint was deleted';
+const ENDPOINT_DISABLED = 'not sent: the webhook endpoint is disabled';
 /** Deliveries of a project without a callbackUrl claimed at once: they are failed, never sent. */
 const CANCEL_BATCH = 100;
 const CIRCUIT_THRESHOLD = 5;
@@ -135,14 +139,19 @@ export class WebhookDeliveryJob implements Job {
 
     const ordered = this.#fromCursor(due);
     const projects = await findDeliveryProjects(db, ordered);
+    const endpoints = new Map((await findEndpointsOfProjects(db, ordered)).map((row) => [row.id, row]));
     const quotas = this.#deal(
       ordered.flatMap((projectId) => projects.get(projectId) ?? []),
+      [...endpoints.values()],
       now,
     );
     if (quotas.size === 0) return idle;
     const rows = await this.#recorder.claim({ now, leaseMs: this.#leaseMs, quotas });
     this.#unrecorded += rows.length;
-    for (const row of rows) this.#track(this.#handle(row, projects.get(row.project_id), now + this.#leaseMs));
+    for (const row of rows) {
+      const destination = destinationOf(row, projects.get(row.project_id), endpoints);
+      this.#track(this.#handle(row, projects.get(row.project_id), destination, now + this.#leaseMs));
+    }
     return rows.length > 0 ? { handled: rows.length } : idle;
   }
 
@@ -159,20 +168,36 @@ export class WebhookDeliveryJob implements Job {
     return start <= 0 ? due : [...due.slice(start), ...due.slice(0, start)];
   }
 
-  /** How many deliveries each project may start now. */
-  #deal(projects: DeliveryProject[], now: number): Map<string, number> {
+  /**
+   * How many deliveries each project may start now: a request per receiver origin it sends to
+   * (its callback URL's, its enabled endpoints'), each bounded by that origin's circuit.
+   */
+  #deal(projects: DeliveryProject[], endpoints: readonly WebhookEndpointRow[], now: number): Map<string, number> {
     const requests: SlotRequest[] = [];
     const cancelled: string[] = [];
     const held: string[] = [];
+    const origins = new Map<string, Set<string>>();
     for (const project of projects) {
-      if (!project.callback_url) {
+      origins.set(project.id, new Set(project.callback_url ? [originOf(project.callback_url)] : []));
+    }
+    for (const endpoint of endpoints) {
+      if (endpoint.enabled === 1) origins.get(endpoint.project_id)?.add(originOf(endpoint.url));
+    }
+    for (const project of projects) {
+      const projectOrigins = origins.get(project.id)!;
+      if (projectOrigins.size === 0) {
         cancelled.push(project.id);
         continue;
       }
-      const origin = originOf(project.callback_url);
-      const allowance = this.#circuits.allowance(origin, now);
-      if (allowance === 0) held.push(project.id);
-      else requests.push({ projectId: project.id, origin, allowance });
+      let open = false;
+      for (const origin of projectOrigins) {
+        const allowance = this.#circuits.allowance(origin, now);
+        if (allowance > 0) {
+          requests.push({ projectId: project.id, origin, allowance });
+          open = true;
+        }
+      }
+      if (!open) held.push(project.id);
     }
     this.#heldProjects = held;
     const { quotas, last } = this.#slots.share(requests);
@@ -195,15 +220,19 @@ export class WebhookDeliveryJob implements Job {
     void task.finally(() => this.#tasks.delete(task));
   }
 
-  async #handle(row: WebhookDeliveryRow, project: DeliveryProject | undefined, leaseEnd: number): Promise<void> {
+  async #handle(
+    row: WebhookDeliveryRow,
+    project: DeliveryProject | undefined,
+    destination: Destination,
+    leaseEnd: number,
+  ): Promise<void> {
     try {
-      if (!project?.callback_url) {
-        await this.#finish(row, row.url, { outcome: 'refused', durationMs: 0, error: CANCELLED }, Date.now());
+      if (!project || 'refusal' in destination) {
+        const error = 'refusal' in destination ? destination.refusal : CANCELLED;
+        await this.#finish(row, row.url, { outcome: 'refused', durationMs: 0, error }, Date.now());
         return;
       }
-      // The project's current URL applies until the first attempt; after it the delivery keeps
-      // its URL (one delivery id per event and URL).
-      const url = row.attempt_count === 0 ? project.callback_url : row.url;
+      const { url } = destination;
       const origin = originOf(url);
       const now = Date.now();
       // Claims were dealt by the circuits as they stood: the first delivery to a half-open origin
@@ -346,6 +375,29 @@ export class WebhookDeliveryJob implements Job {
     if (result.outcome === 'acknowledged') this.#deps.logger.debug(log, 'webhook delivered');
     else this.#deps.logger.info({ ...log, error: result.error }, 'webhook attempt failed');
   }
+}
+
+type Destination = { url: string } | { refusal: string };
+
+/**
+ * Where a claimed delivery goes now. The callbackUrl: the project's current one until the first
+ * attempt, then the delivery keeps its URL (one delivery id per event and URL). An endpoint: its
+ * current URL, always (a manual retry follows an endpoint that moved); a disabled or deleted
+ * endpoint gets nothing.
+ */
+function destinationOf(
+  row: WebhookDeliveryRow,
+  project: DeliveryProject | undefined,
+  endpoints: ReadonlyMap<string, WebhookEndpointRow>,
+): Destination {
+  if (row.endpoint_id === null) {
+    if (!project?.callback_url) return { refusal: CANCELLED };
+    return { url: row.attempt_count === 0 ? project.callback_url : row.url };
+  }
+  const endpoint = endpoints.get(row.endpoint_id);
+  if (!endpoint) return { refusal: ENDPOINT_DELETED };
+  if (endpoint.enabled !== 1) return { refusal: ENDPOINT_DISABLED };
+  return { url: endpoint.url };
 }
 
 /** The worker loop of webhook delivery; stopping it also finishes the attempts in flight. */

@@ -13,7 +13,19 @@ import {
 } from '../support/webhookEvents.ts';
 import { failTimes, ok, startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver.ts';
 
-const DELIVERY_KEYS = ['attempts', 'createdAt', 'event', 'eventId', 'id', 'messageId', 'status', 'updatedAt', 'url'];
+const DELIVERY_KEYS = [
+  'attempts',
+  'createdAt',
+  'endpointId',
+  'event',
+  'eventId',
+  'id',
+  'messageId',
+  'status',
+  'templateId',
+  'updatedAt',
+  'url',
+];
 
 for (const kind of databaseKinds()) {
   describe(`webhook deliveries API (${kind})`, () => {
@@ -62,6 +74,8 @@ for (const kind of databaseKinds()) {
         assert.equal(delivery.eventId, eventId);
         assert.equal(delivery.event, 'message.delivered');
         assert.equal(delivery.messageId, message.id);
+        assert.equal(delivery.endpointId, null, 'sent to the callbackUrl');
+        assert.equal(delivery.templateId, null);
         assert.equal(delivery.url, receiver.url);
         assert.equal(delivery.status, 'succeeded');
         assert.match(delivery.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);

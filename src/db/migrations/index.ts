@@ -10,6 +10,7 @@ import * as m0007 from './0007_worker_heartbeats.ts';
 import * as m0008 from './0008_request_path.ts';
 import * as m0009e from './0009_events_feed.ts';
 import * as m0009s from './0009_sending.ts';
+import * as m0009w from './0009_webhook_endpoints.ts';
 
 /** Every migration, in order. Names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0008_request_path': m0008,
   '0009_events_feed': m0009e,
   '0009_sending': m0009s,
+  '0009_webhook_endpoints': m0009w,
 };

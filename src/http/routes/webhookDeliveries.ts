@@ -1,7 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { findWebhookDelivery, listWebhookDeliveries, requestWebhookRetry } from '../../db/webhookDeliveries.ts';
+import {
+  findWebhookDelivery,
+  listWebhookDeliveries,
+  requestWebhookRetry,
+  requeueFailedDeliveries,
+} from '../../db/webhookDeliveries.ts';
 import { WEBHOOK_EVENTS } from '../../domain/webhookPayload.ts';
 import {
   webhookDeliveryListView,
@@ -31,6 +36,9 @@ const ListQuery = Type.Object(
 
 const DeliveryIdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 
+/** How far back a recover may reach: about the retry schedule's span, with room to notice an outage. */
+const RECOVER_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function notFound(): ApiError {
@@ -51,6 +59,7 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
     '/v1/webhook-deliveries',
     {
       schema: {
+        operationId: 'listWebhookDeliveries',
         tags: ['Webhooks'],
         summary: 'List the project’s webhook deliveries, newest first',
         description:
@@ -87,6 +96,7 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
     '/v1/webhook-deliveries/:id',
     {
       schema: {
+        operationId: 'getWebhookDelivery',
         tags: ['Webhooks'],
         summary: 'A webhook delivery with every attempt',
         description: 'Each attempt: when, where, the status code, how long, why it failed, and the first 1 KiB of the answer.',
@@ -99,9 +109,53 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
   );
 
   api.post(
+    '/v1/webhook-deliveries/recover',
+    {
+      schema: {
+        operationId: 'recoverWebhookDeliveries',
+        tags: ['Webhooks'],
+        summary: 'Send failed webhook deliveries again',
+        description:
+          'Re-queues every failed delivery of the project whose last attempt was at or after `since` (at most 7 days ' +
+          'ago; 422 invalid_time_range otherwise): each is attempted again now, with the same delivery id and body, ' +
+          'and follows the retry schedule if that attempt fails. For after a receiver’s outage. Answers 202 with ' +
+          'how many were re-queued.',
+        security: BEARER,
+        body: Type.Object(
+          { since: Type.String({ format: 'date-time', description: 'ISO 8601; at most 7 days ago.' }) },
+          { additionalProperties: false },
+        ),
+        response: {
+          202: Type.Object({ requeued: Type.Integer({ minimum: 0 }) }),
+          ...errorResponses('validation_failed', 'invalid_json', 'invalid_time_range'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const now = Date.now();
+      const since = Date.parse(request.body.since);
+      if (since < now - RECOVER_WINDOW_MS) {
+        throw new ApiError('invalid_time_range', 'since must be at most 7 days ago.', {
+          errors: [{ field: '/since', code: 'too_early', message: 'since must be at most 7 days ago.' }],
+        });
+      }
+      const { projectId } = request.auth;
+      const requeued = await authorizedWrite(ctx, request, async (trx) => {
+        const count = await requeueFailedDeliveries(trx, projectId, since, now);
+        if (count > 0) await ctx.notifier.notifyInTransaction(trx, 'webhooks');
+        return count;
+      });
+      if (requeued > 0) ctx.notifier.wakeLocal('webhooks');
+      reply.code(202);
+      return { requeued };
+    },
+  );
+
+  api.post(
     '/v1/webhook-deliveries/:id/retry',
     {
       schema: {
+        operationId: 'retryWebhookDelivery',
         tags: ['Webhooks'],
         summary: 'Send a webhook delivery again, now',
         description:
@@ -109,7 +163,8 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
           '(X-Service-Delivery, webhook-id), the same body, a fresh timestamp and signature. Answers 202 with ' +
           'the delivery (`pending`); read it back for the attempt. If that attempt fails, the delivery follows ' +
           'the retry schedule when attempts remain in it, and is failed otherwise. When an attempt is in ' +
-          'flight already, that attempt is the retry.',
+          'flight already, that attempt is the retry. A delivery to a webhook endpoint goes to the endpoint’s ' +
+          'current URL (a disabled or deleted endpoint’s delivery fails without being sent).',
         security: BEARER,
         params: DeliveryIdParams,
         response: { 202: WebhookDeliveryView, ...errorResponses('not_found') },
