@@ -12,8 +12,9 @@ function apply(element: Element, props: Props | null | undefined): void {
     if (value === null || value === undefined || value === false) continue;
     if (typeof value === 'function') {
       element.addEventListener(name.slice(2).toLowerCase(), value);
-    } else if (name === 'value' && 'value' in element) {
-      (element as HTMLInputElement).value = String(value);
+    } else if (name === 'value' && !(element instanceof HTMLInputElement) && 'value' in element) {
+      // A textarea's or select's value is a property; an input's attribute is also what reset() restores.
+      (element as HTMLTextAreaElement).value = String(value);
     } else {
       element.setAttribute(name, value === true ? '' : String(value));
     }
@@ -69,9 +70,16 @@ export function badge(status: string): HTMLElement {
   return h('span', { class: `badge badge-${status.toLowerCase()}` }, status);
 }
 
-/** A labelled form field: the label wraps its control so a click and a screen reader both find it. */
+let hints = 0;
+
+/**
+ * A labelled form field: the label wraps its control (a click and a screen reader both find it)
+ * and holds only the label's words; a hint is tied to the control with aria-describedby.
+ */
 export function field(label: string, control: HTMLElement, hint?: string): HTMLElement {
-  return h('label', { class: 'field' }, h('span', { class: 'label' }, label), control, hint ? h('small', null, hint) : null);
+  const hintElement = hint ? h('small', { id: `hint-${++hints}` }, hint) : null;
+  if (hintElement) control.setAttribute('aria-describedby', hintElement.id);
+  return h('div', { class: 'field' }, h('label', null, h('span', { class: 'label' }, label), control), hintElement);
 }
 
 /** A table with a caption, its head, and a body the caller fills (and may refill). */

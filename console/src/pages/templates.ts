@@ -101,7 +101,7 @@ function registerForm(ctx: PageContext, reload: () => Promise<void>): HTMLElemen
     void busy(form, async () => {
       try {
         const template = await ctx.api.post<Template>('/v1/templates', { name: name.value, language: language.value, category: category.value, components });
-        replace(status, h('p', { class: 'notice', role: 'status' }, `Template ${template.name} (${template.language}) registered: ${template.status}. The list below shows its review.`));
+        replace(status, h('p', { class: 'notice', role: 'status' }, `Template ${template.name} (${template.language}) registered: ${template.status}. The list above shows its review.`));
         form.reset();
         drawExamples();
         await reload();
