@@ -91,7 +91,9 @@ function unreachable(baseUrl: string, error: unknown): CliError {
 export function cliErrorOf(error: SvcError): CliError {
   const problem = error.problem;
   const details = [
-    ...(problem?.errors ?? []).map((field) => `  ${field.field}: ${field.message}`),
+    ...(problem?.errors ?? [])
+      .filter((field) => field.message !== problem?.detail)
+      .map((field) => `  ${field.field}: ${field.message}`),
     ...(error.requestId ? [`  request id: ${error.requestId}`] : []),
   ];
   if (error.status === 401) {

@@ -3,7 +3,12 @@ import { registerAuthCommands } from './auth.ts';
 import { registerCredentialCommands } from './credentials.ts';
 import { EXIT_CODES_HELP } from './exitCodes.ts';
 import { registerKeyCommands } from './keys.ts';
+import { registerDeliveryCommands } from './deliveries.ts';
+import { registerMessageCommands } from './messages.ts';
 import { registerProjectCommands } from './projects.ts';
+import { registerSendCommand } from './send.ts';
+import { registerTemplateCommands } from './templates.ts';
+import { registerWebhookCommands } from './webhooks.ts';
 
 // svc's client commands: a user's view of svc through its public API (via @svc/sdk), beside the
 // service's own commands (serve, migrate, projects disable|enable) in main.ts.
@@ -13,6 +18,11 @@ export function registerClientCommands(program: Command, projects: Command): voi
   registerProjectCommands(projects);
   registerKeyCommands(program);
   registerCredentialCommands(program);
+  registerTemplateCommands(program);
+  registerSendCommand(program);
+  registerMessageCommands(program);
+  registerWebhookCommands(program);
+  registerDeliveryCommands(program);
   program.addHelpText(
     'after',
     `

@@ -1,0 +1,146 @@
+import { createHash } from 'node:crypto';
+import { accessSync, constants, readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { configDir } from './configStore.ts';
+import { CsvError, parseCsv } from './csv.ts';
+import { usageError } from './exitCodes.ts';
+
+// A CSV file as batch sends (POST /v1/messages/batch): its rows as items, cut into chunks of at
+// most 1,000, each chunk with an Idempotency-Key derived from the file's bytes, the send's
+// settings and the chunk's index, so a re-run sends the same requests and the API replays those
+// it already took. A state file records each chunk's answer, so a re-run skips them outright.
+
+export const MAX_CHUNK = 1000;
+
+export interface BatchItem {
+  to: string;
+  variables?: Record<string, string>;
+  headerVariables?: Record<string, string>;
+  sendAt?: string;
+}
+
+export interface CsvRow {
+  /** The row's number as a spreadsheet shows it (the header is row 1). */
+  row: number;
+  item: BatchItem;
+}
+
+export interface BatchSettings {
+  template: string;
+  language: string;
+  sendAt?: string;
+  chunkSize: number;
+}
+
+export interface RejectedRow {
+  row: number;
+  to: string;
+  status: number;
+  code: string;
+  detail: string;
+}
+
+export interface ChunkResult {
+  batchId: string;
+  acceptedCount: number;
+  rejectedCount: number;
+  rejected: RejectedRow[];
+}
+
+export interface BatchState {
+  version: 1;
+  /** sha256 of the file's bytes and the settings: a state of other content or settings is not reused. */
+  fingerprint: string;
+  template: string;
+  language: string;
+  total: number;
+  chunks: Record<string, ChunkResult>;
+}
+
+const COLUMN = /^(?:to|send_?at|[1-9][0-9]{0,2}|header\.[1-9][0-9]{0,2})$/i;
+
+/** The CSV's rows as batch items: a `to` column, `1`, `2`, … for the body, `header.1` for the header, optional `sendAt`. */
+export function rowsOf(text: string): CsvRow[] {
+  let records: string[][];
+  try {
+    records = parseCsv(text);
+  } catch (error) {
+    if (error instanceof CsvError) throw usageError(`the CSV cannot be read: ${error.message}`);
+    throw error;
+  }
+  const [header, ...data] = records;
+  if (!header) throw usageError('the CSV is empty: it needs a header row with a "to" column');
+  const columns = header.map((name) => name.trim());
+  const unknown = columns.filter((name) => !COLUMN.test(name));
+  if (unknown.length > 0) {
+    throw usageError(`unknown CSV columns: ${unknown.join(', ')} (use to, 1, 2, …, header.1, sendAt)`);
+  }
+  if (!columns.some((name) => name.toLowerCase() === 'to')) throw usageError('the CSV needs a "to" column');
+  if (new Set(columns.map((name) => name.toLowerCase())).size !== columns.length) throw usageError('the CSV repeats a column');
+  if (data.length === 0) throw usageError('the CSV has a header but no rows');
+  return data.map((cells, index) => {
+    if (cells.length !== columns.length) {
+      throw usageError(`CSV row ${index + 2} has ${cells.length} fields; the header has ${columns.length}`);
+    }
+    const item: BatchItem = { to: '' };
+    columns.forEach((column, position) => {
+      const value = cells[position]!.trim();
+      const name = column.toLowerCase();
+      if (name === 'to') item.to = value;
+      else if (value === '') return;
+      else if (name === 'sendat' || name === 'send_at') item.sendAt = value;
+      else if (name.startsWith('header.')) (item.headerVariables ??= {})[name.slice('header.'.length)] = value;
+      else (item.variables ??= {})[name] = value;
+    });
+    return { row: index + 2, item };
+  });
+}
+
+export function fingerprintOf(content: Buffer, settings: BatchSettings): string {
+  return createHash('sha256')
+    .update(content)
+    .update(JSON.stringify([settings.template, settings.language, settings.sendAt ?? null, settings.chunkSize]))
+    .digest('hex');
+}
+
+/** The Idempotency-Key of one chunk: the same on every run over the same file and settings. */
+export function chunkKey(fingerprint: string, index: number): string {
+  return `svc-csv-${fingerprint.slice(0, 40)}-${index}`;
+}
+
+export function chunksOf<T>(rows: readonly T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let start = 0; start < rows.length; start += size) chunks.push(rows.slice(start, start + size));
+  return chunks;
+}
+
+/** Beside the CSV when its folder is writable, else in the config folder under the fingerprint. */
+export function statePathFor(csvPath: string, fingerprint: string, chosen?: string): string {
+  if (chosen !== undefined) return resolve(chosen);
+  const beside = `${resolve(csvPath)}.svc-batch.json`;
+  try {
+    accessSync(dirname(beside), constants.W_OK);
+    return beside;
+  } catch {
+    return join(configDir(), 'batches', `${basename(csvPath)}-${fingerprint.slice(0, 16)}.json`);
+  }
+}
+
+/** The saved state when it belongs to this content and these settings; else a fresh one. */
+export function loadState(path: string, fresh: BatchState): { state: BatchState; resumed: boolean } {
+  try {
+    const saved = JSON.parse(readFileSync(path, 'utf8')) as BatchState;
+    if (saved.version === 1 && saved.fingerprint === fresh.fingerprint) return { state: saved, resumed: true };
+  } catch {
+    // No state yet, or unreadable: start over (the chunks' keys still prevent duplicates).
+  }
+  return { state: fresh, resumed: false };
+}
+
+export function saveState(path: string, state: BatchState): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
+  renameSync(temporary, path);
+}
