@@ -31,7 +31,8 @@ export function lineChart(title: string, points: Point[], series: Series[], labe
   const plotHeight = HEIGHT - MARGIN.top - MARGIN.bottom;
   const x = (i: number) => MARGIN.left + (points.length <= 1 ? plotWidth / 2 : (i * plotWidth) / (points.length - 1));
   const y = (value: number) => MARGIN.top + plotHeight - (value / max) * plotHeight;
-  const ticks = [0, max / 2, max];
+  // Counts are whole numbers: so are the ticks.
+  const ticks = [0, max / 2, max].filter((tick) => Number.isInteger(tick));
   const labelled = [...new Set([0, Math.floor((points.length - 1) / 2), points.length - 1])].filter((i) => i >= 0);
   const totals = series.map((line) => `${line.label} ${points.reduce((sum, point) => sum + (point.counts[line.key] ?? 0), 0)}`);
   return svg(
@@ -39,7 +40,7 @@ export function lineChart(title: string, points: Point[], series: Series[], labe
     { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, class: 'chart', role: 'img', 'aria-label': `${title}: ${totals.join(', ')}` },
     ticks.map((tick) => [
       svg('line', { class: 'grid', x1: MARGIN.left, x2: WIDTH - MARGIN.right, y1: y(tick), y2: y(tick) }),
-      svg('text', { class: 'axis', x: MARGIN.left - 6, y: y(tick) + 4, 'text-anchor': 'end' }, String(Number.isInteger(tick) ? tick : tick.toFixed(1))),
+      svg('text', { class: 'axis', x: MARGIN.left - 6, y: y(tick) + 4, 'text-anchor': 'end' }, String(tick)),
     ]),
     labelled.map((i) =>
       svg('text', { class: 'axis', x: x(i), y: HEIGHT - 10, 'text-anchor': i === 0 ? 'start' : i === points.length - 1 ? 'end' : 'middle' }, label(points[i]!.start)),
