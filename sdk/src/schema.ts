@@ -10,28 +10,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness: the process answers */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            status: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["checkLiveness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -48,94 +27,7 @@ export interface paths {
             cookie?: never;
         };
         /** Readiness: the database answers, its schema is current, and workers claim due messages */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            status: string;
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["checkReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -152,24 +44,7 @@ export interface paths {
             cookie?: never;
         };
         /** Prometheus metrics */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -191,140 +66,7 @@ export interface paths {
          * Create a project and its first API key
          * @description The only endpoint without an API key. Rate-limited per client address.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Display name. */
-                        name: string;
-                        /**
-                         * Format: email
-                         * @description Contact e-mail of the owner.
-                         */
-                        ownerEmail: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            projectId: string;
-                            id: string;
-                            name: string;
-                            ownerEmail: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            createdAt: string;
-                            /** @description The first API key. Shown once; it cannot be read back. */
-                            apiKey: string;
-                            /** @description Id of that key, to revoke it later. */
-                            apiKeyId: string;
-                        };
-                    };
-                };
-                /** @description validation_failed, invalid_json */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["createProject"];
         delete?: never;
         options?: never;
         head?: never;
@@ -339,209 +81,14 @@ export interface paths {
             cookie?: never;
         };
         /** The project of the calling API key */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @example proj_01jd2k3m4n5p6q7r8s9t0v1w2x */
-                            projectId: string;
-                            /** @description The same value as projectId. */
-                            id: string;
-                            name: string;
-                            ownerEmail: string;
-                            providerPhoneNumberId?: string;
-                            callbackUrl?: string;
-                            /** @description What the provider says of the sending number and its business account; refreshed hourly. */
-                            provider?: {
-                                /**
-                                 * @description `ready`: checked, nothing to do; `action_required`: see `problem`; `unchecked`: not checked yet (credentials saved before svc checked them; the check runs shortly).
-                                 * @enum {unknown}
-                                 */
-                                status: "ready" | "action_required" | "unchecked";
-                                businessAccountId: string | null;
-                                displayPhoneNumber: string | null;
-                                verifiedName: string | null;
-                                qualityRating: string | null;
-                                /** @description The pace svc sends at from this number: its throughput at the provider (80, or 1,000 once upgraded), never above SVC_PROVIDER_MAX_MPS, which applies alone while the provider has not said. */
-                                messagesPerSecond: number;
-                                /** @description Whether the provider sends this account’s statuses and template reviews to svc. */
-                                webhooksSubscribed: boolean;
-                                /** @description What to do before everything works; absent when nothing. Codes: see the README, "Going live with WhatsApp". */
-                                problem?: {
-                                    code: string;
-                                    message: string;
-                                };
-                                checkedAt: string | null;
-                            };
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getProject"];
         put?: never;
         post?: never;
         /**
          * Erase the project and everything it holds
          * @description Erases the project with its API keys, provider credentials and callback URL, templates, messages (with their status history and idempotency records) and webhook deliveries (with their attempts), all at once: afterwards every key of the project is 401 and its ids are 404. Messages already handed to the provider may still reach their recipients. Cannot be undone.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            projectId: string;
-                            /** @description The same value as projectId. */
-                            id: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            erasedAt: string;
-                            /** @description How many records of each kind were erased. */
-                            erased: {
-                                /** @description API keys, active or revoked. */
-                                apiKeys: number;
-                                /** @description 1 when provider credentials were saved. */
-                                providerCredentials: number;
-                                /** @description Templates, whatever their status. */
-                                templates: number;
-                                /** @description Messages, whatever their status. */
-                                messages: number;
-                                /** @description Status changes of those messages. */
-                                messageEvents: number;
-                                /** @description Idempotency-Key records. */
-                                idempotencyKeys: number;
-                                /** @description Webhook deliveries, whatever their status. */
-                                webhookDeliveries: number;
-                                /** @description Attempts of those deliveries. */
-                                webhookAttempts: number;
-                            };
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["eraseProject"];
         options?: never;
         head?: never;
         patch?: never;
@@ -559,192 +106,7 @@ export interface paths {
          * Save the provider credentials and the callback URL
          * @description The first call needs `providerPhoneNumberId` and `providerAccessToken` together. Once they are saved, a body with only `callbackUrl` changes just the URL (`null` removes it), and new credentials (again both together) rotate the token. The token is encrypted at rest and never returned. With the WhatsApp provider, the credentials are checked with Meta before they are saved (a refusal is 422 provider_credentials_rejected, an outage 503), the business account is found or verified, svc’s app is subscribed to its webhooks, and `provider` describes the number; anything left to do is its `problem`.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description Phone number id from the provider console (Meta’s are digits). Printable ASCII, no spaces.
-                         * @example 106540352242922
-                         */
-                        providerPhoneNumberId?: string;
-                        /** @description Provider token with business messaging permission; a permanent system-user token is advised. Stored encrypted, never returned. Printable ASCII, no spaces. */
-                        providerAccessToken?: string;
-                        /**
-                         * @description The WhatsApp Business Account (WABA) id that owns the phone number, from WhatsApp Manager. Needed with system-user tokens, which do not name their account; otherwise found from the token. Verified against the account’s phone numbers. May be sent alone to complete saved credentials.
-                         * @example 102290129340398
-                         */
-                        providerBusinessAccountId?: string;
-                        /**
-                         * @description Public https URL for status webhooks; null removes it. No user-info, no fragment, at most 2048 characters; its host must not be or resolve to a private, loopback, link-local, carrier-grade NAT, metadata or reserved address. A host name that does not resolve yet is accepted: the address is checked again at every delivery.
-                         * @example https://example.com/webhooks/svc
-                         */
-                        callbackUrl?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            projectId: string;
-                            /** @description The same value as projectId. */
-                            id: string;
-                            providerPhoneNumberId: string;
-                            /** @description Absent when no callback URL is set. */
-                            callbackUrl?: string;
-                            /** @description What the provider says of the sending number and its business account; refreshed hourly. */
-                            provider?: {
-                                /**
-                                 * @description `ready`: checked, nothing to do; `action_required`: see `problem`; `unchecked`: not checked yet (credentials saved before svc checked them; the check runs shortly).
-                                 * @enum {unknown}
-                                 */
-                                status: "ready" | "action_required" | "unchecked";
-                                businessAccountId: string | null;
-                                displayPhoneNumber: string | null;
-                                verifiedName: string | null;
-                                qualityRating: string | null;
-                                /** @description The pace svc sends at from this number: its throughput at the provider (80, or 1,000 once upgraded), never above SVC_PROVIDER_MAX_MPS, which applies alone while the provider has not said. */
-                                messagesPerSecond: number;
-                                /** @description Whether the provider sends this account’s statuses and template reviews to svc. */
-                                webhooksSubscribed: boolean;
-                                /** @description What to do before everything works; absent when nothing. Codes: see the README, "Going live with WhatsApp". */
-                                problem?: {
-                                    code: string;
-                                    message: string;
-                                };
-                                checkedAt: string | null;
-                            };
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /** @description validation_failed, invalid_json */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description provider_credentials_rejected */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        put: operations["saveProviderCredentials"];
         post?: never;
         delete?: never;
         options?: never;
@@ -763,83 +125,7 @@ export interface paths {
          * The secrets that sign the project’s webhooks
          * @description Verify `webhook-signature` (Standard Webhooks) with any of `secrets`. Answered with `Cache-Control: no-store`.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description The current signing secret (Standard Webhooks form, `whsec_` + base64).
-                             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
-                             */
-                            secret: string;
-                            /** @description Every secret that signs now, current first. For 24 h after a rotation the previous one signs too, so `webhook-signature` carries one signature per secret. */
-                            secrets: string[];
-                            /**
-                             * Format: date-time
-                             * @description When the previous secret stops signing; absent when none is live.
-                             */
-                            previousSecretExpiresAt?: string;
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getWebhookSecret"];
         put?: never;
         post?: never;
         delete?: never;
@@ -861,105 +147,7 @@ export interface paths {
          * Rotate the webhook signing secret
          * @description Makes a new secret. The one it replaces keeps signing beside it for 24 h, so receivers can switch without missing a webhook; a secret replaced earlier stops at once. Takes no body (an empty JSON object is accepted).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description The current signing secret (Standard Webhooks form, `whsec_` + base64).
-                             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
-                             */
-                            secret: string;
-                            /** @description Every secret that signs now, current first. For 24 h after a rotation the previous one signs too, so `webhook-signature` carries one signature per secret. */
-                            secrets: string[];
-                            /**
-                             * Format: date-time
-                             * @description When the previous secret stops signing; absent when none is live.
-                             */
-                            previousSecretExpiresAt?: string;
-                        };
-                    };
-                };
-                /** @description validation_failed, invalid_json */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -977,247 +165,13 @@ export interface paths {
          * List the active API keys of the project, newest first
          * @description Key values are never shown again; `prefix` helps tell keys apart. A bare array, paged with `limit` and the opaque `cursor` of the `Link: <…>; rel="next"` header, which is absent on the last page.
          */
-        get: {
-            parameters: {
-                query: {
-                    /** @description Page size. */
-                    limit: number;
-                    /** @description Opaque; from the previous page’s Link rel="next". */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @example key_01jd2k3m4n5p6q7r8s9t0v1w2x */
-                            id: string;
-                            name: string;
-                            /** @description The first 12 characters of the key, to recognise it. */
-                            prefix: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            createdAt: string;
-                            /** @description May lag by up to a minute. */
-                            lastUsedAt: string | null;
-                        }[];
-                    };
-                };
-                /** @description validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listApiKeys"];
         put?: never;
         /**
          * Create another API key for the project
          * @description A project holds at most 100 active keys (409 api_key_limit_reached beyond).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description A label, e.g. "production". */
-                        name: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @example key_01jd2k3m4n5p6q7r8s9t0v1w2x */
-                            id: string;
-                            name: string;
-                            /** @description The first 12 characters of the key, to recognise it. */
-                            prefix: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            createdAt: string;
-                            /** @description May lag by up to a minute. */
-                            lastUsedAt: string | null;
-                            /** @description The key value. Shown once; it cannot be read back. */
-                            key: string;
-                            /** @description The same value as key. */
-                            apiKey: string;
-                        };
-                    };
-                };
-                /** @description validation_failed, invalid_json */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description api_key_limit_reached */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["createApiKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1238,134 +192,7 @@ export interface paths {
          * Revoke an API key
          * @description Takes effect at once, for requests in flight too. The last active key cannot be revoked (409).
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @example key_01jd2k3m4n5p6q7r8s9t0v1w2x */
-                            id: string;
-                            name: string;
-                            /** @description The first 12 characters of the key, to recognise it. */
-                            prefix: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            createdAt: string;
-                            /** @description May lag by up to a minute. */
-                            lastUsedAt: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            revokedAt: string;
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description last_active_key */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1382,481 +209,13 @@ export interface paths {
          * List the templates of the project
          * @description Newest first. When more follow, the `Link` header carries the next page (rel="next").
          */
-        get: {
-            parameters: {
-                query: {
-                    /** @description Page size. */
-                    limit: number;
-                    /** @description Opaque; from the previous page’s Link rel="next". */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @example tpl_01jd2k3m4n5p6q7r8s9t0v1w2x */
-                            id: string;
-                            name: string;
-                            language: string;
-                            /**
-                             * @description The current category: the provider may change it (see categoryHistory).
-                             * @enum {unknown}
-                             */
-                            category: "UTILITY" | "MARKETING" | "AUTHENTICATION";
-                            /**
-                             * @description The review outcome.
-                             * @enum {unknown}
-                             */
-                            status: "PENDING" | "APPROVED" | "REJECTED";
-                            /** @description The provider’s own status, finer than `status`: Meta’s APPROVED, PAUSED, FLAGGED, DISABLED, IN_APPEAL, PENDING_DELETION, DELETED, … A template sends only when `status` is APPROVED and this is APPROVED, FLAGGED or LOCKED. */
-                            providerStatus: string;
-                            /** @description Why the provider put it in that status (a pause, a rejection’s details). */
-                            providerStatusReason?: string;
-                            /** @description As submitted (an AUTHENTICATION template’s preset texts filled in where left out). */
-                            components: {
-                                /** @enum {unknown} */
-                                type: "HEADER" | "BODY" | "FOOTER" | "BUTTONS";
-                                /**
-                                 * @description On a HEADER only.
-                                 * @enum {unknown}
-                                 */
-                                format?: "TEXT";
-                                /** @description On HEADER, BODY and FOOTER. */
-                                text?: string;
-                                /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape). Without them svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
-                                example?: {
-                                    /** @description HEADER: the value of its placeholder. */
-                                    header_text?: string[];
-                                    /** @description BODY: one list with a value per placeholder, in order, e.g. [["Ana", "#1001"]]. */
-                                    body_text?: string[][];
-                                };
-                                add_security_recommendation?: boolean;
-                                code_expiration_minutes?: number;
-                                buttons?: {
-                                    /** @description `OTP`. */
-                                    type: string;
-                                    /** @description `COPY_CODE` or `ONE_TAP`. */
-                                    otp_type?: string;
-                                    /** @description Copy-code button label, 1–25 characters (Meta localises a default). */
-                                    text?: string;
-                                    /** @description ONE_TAP: autofill button label, 1–25 characters. */
-                                    autofill_text?: string;
-                                    /** @description ONE_TAP: the Android apps that receive the code. */
-                                    supported_apps?: {
-                                        /** @description Android package name, e.g. com.example.app. */
-                                        package_name: string;
-                                        /** @description The app signing key hash: 11 characters. */
-                                        signature_hash: string;
-                                    }[];
-                                }[];
-                            }[];
-                            /** @description Why the provider rejected it; only when REJECTED. */
-                            rejectionReason?: string;
-                            /** @description Category changes the provider made, oldest first. */
-                            categoryHistory: {
-                                from: string;
-                                to: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                at: string;
-                            }[];
-                            /** @description A category change the provider announced, and when it takes effect. */
-                            upcomingCategory?: {
-                                category: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                effectiveAt: string;
-                            };
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            updatedAt: string;
-                        }[];
-                    };
-                };
-                /** @description validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listTemplates"];
         put?: never;
         /**
          * Register a template for provider review
          * @description The template starts PENDING and becomes APPROVED or REJECTED when the provider has reviewed it. Each (name, language) pair can be registered once per project. The template is stored before it is submitted to the provider; if that submission fails, it is registered all the same (PENDING) and the review worker checks it with the provider. When the provider account cannot take templates (its business account is unknown: see `provider.problem` on GET /v1/projects/me), the answer is 422 provider_setup_incomplete.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description Slug: lowercase letters, digits and underscores, 1–512 characters (`^[a-z0-9_]{1,512}$`).
-                         * @example order_update
-                         */
-                        name: string;
-                        /**
-                         * @description Language code (`^[a-z]{2,3}(_[A-Za-z]{2,4})?$`), e.g. `en`, `en_US`, `pt_BR`. Each language is a separate template.
-                         * @example pt_BR
-                         */
-                        language: string;
-                        /**
-                         * @description `UTILITY`, `MARKETING` or `AUTHENTICATION`.
-                         * @example UTILITY
-                         */
-                        category: string;
-                        /**
-                         * @example [
-                         *       {
-                         *         "type": "BODY",
-                         *         "text": "Hello {{1}}, your order {{2}} has shipped.",
-                         *         "example": {
-                         *           "body_text": [
-                         *             [
-                         *               "Ana",
-                         *               "#1001"
-                         *             ]
-                         *           ]
-                         *         }
-                         *       }
-                         *     ]
-                         */
-                        components: {
-                            /** @description `HEADER`, `BODY` or `FOOTER`, and `BUTTONS` in an AUTHENTICATION template; exactly one BODY, at most one of the others. */
-                            type: string;
-                            /** @description HEADER only: `TEXT`, the only kind supported (a HEADER without it is TEXT). */
-                            format?: string;
-                            /** @description BODY 1–1024 characters, HEADER and FOOTER 1–60. Placeholders `{{1}}`, `{{2}}`, … numbered without gaps in each component; at most one in a HEADER, none in a FOOTER. Required except in an AUTHENTICATION template, whose texts are Meta’s preset (svc fills them in). */
-                            text?: string;
-                            /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape). Without them svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
-                            example?: {
-                                /** @description HEADER: the value of its placeholder. */
-                                header_text?: string[];
-                                /** @description BODY: one list with a value per placeholder, in order, e.g. [["Ana", "#1001"]]. */
-                                body_text?: string[][];
-                            };
-                            /** @description AUTHENTICATION BODY: add "For your security, do not share this code." */
-                            add_security_recommendation?: boolean;
-                            /** @description AUTHENTICATION FOOTER (required there): the code expires in this many minutes, 1–90. */
-                            code_expiration_minutes?: number;
-                            /** @description AUTHENTICATION BUTTONS: exactly one OTP button, COPY_CODE or ONE_TAP. */
-                            buttons?: {
-                                /** @description `OTP`. */
-                                type: string;
-                                /** @description `COPY_CODE` or `ONE_TAP`. */
-                                otp_type?: string;
-                                /** @description Copy-code button label, 1–25 characters (Meta localises a default). */
-                                text?: string;
-                                /** @description ONE_TAP: autofill button label, 1–25 characters. */
-                                autofill_text?: string;
-                                /** @description ONE_TAP: the Android apps that receive the code. */
-                                supported_apps?: {
-                                    /** @description Android package name, e.g. com.example.app. */
-                                    package_name: string;
-                                    /** @description The app signing key hash: 11 characters. */
-                                    signature_hash: string;
-                                }[];
-                            }[];
-                        }[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @example tpl_01jd2k3m4n5p6q7r8s9t0v1w2x */
-                            id: string;
-                            name: string;
-                            language: string;
-                            /**
-                             * @description The current category: the provider may change it (see categoryHistory).
-                             * @enum {unknown}
-                             */
-                            category: "UTILITY" | "MARKETING" | "AUTHENTICATION";
-                            /**
-                             * @description The review outcome.
-                             * @enum {unknown}
-                             */
-                            status: "PENDING" | "APPROVED" | "REJECTED";
-                            /** @description The provider’s own status, finer than `status`: Meta’s APPROVED, PAUSED, FLAGGED, DISABLED, IN_APPEAL, PENDING_DELETION, DELETED, … A template sends only when `status` is APPROVED and this is APPROVED, FLAGGED or LOCKED. */
-                            providerStatus: string;
-                            /** @description Why the provider put it in that status (a pause, a rejection’s details). */
-                            providerStatusReason?: string;
-                            /** @description As submitted (an AUTHENTICATION template’s preset texts filled in where left out). */
-                            components: {
-                                /** @enum {unknown} */
-                                type: "HEADER" | "BODY" | "FOOTER" | "BUTTONS";
-                                /**
-                                 * @description On a HEADER only.
-                                 * @enum {unknown}
-                                 */
-                                format?: "TEXT";
-                                /** @description On HEADER, BODY and FOOTER. */
-                                text?: string;
-                                /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape). Without them svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
-                                example?: {
-                                    /** @description HEADER: the value of its placeholder. */
-                                    header_text?: string[];
-                                    /** @description BODY: one list with a value per placeholder, in order, e.g. [["Ana", "#1001"]]. */
-                                    body_text?: string[][];
-                                };
-                                add_security_recommendation?: boolean;
-                                code_expiration_minutes?: number;
-                                buttons?: {
-                                    /** @description `OTP`. */
-                                    type: string;
-                                    /** @description `COPY_CODE` or `ONE_TAP`. */
-                                    otp_type?: string;
-                                    /** @description Copy-code button label, 1–25 characters (Meta localises a default). */
-                                    text?: string;
-                                    /** @description ONE_TAP: autofill button label, 1–25 characters. */
-                                    autofill_text?: string;
-                                    /** @description ONE_TAP: the Android apps that receive the code. */
-                                    supported_apps?: {
-                                        /** @description Android package name, e.g. com.example.app. */
-                                        package_name: string;
-                                        /** @description The app signing key hash: 11 characters. */
-                                        signature_hash: string;
-                                    }[];
-                                }[];
-                            }[];
-                            /** @description Why the provider rejected it; only when REJECTED. */
-                            rejectionReason?: string;
-                            /** @description Category changes the provider made, oldest first. */
-                            categoryHistory: {
-                                from: string;
-                                to: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                at: string;
-                            }[];
-                            /** @description A category change the provider announced, and when it takes effect. */
-                            upcomingCategory?: {
-                                category: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                effectiveAt: string;
-                            };
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /** @description validation_failed, invalid_json */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description template_exists */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description provider_setup_incomplete */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["createTemplate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1871,399 +230,14 @@ export interface paths {
             cookie?: never;
         };
         /** Get a template */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @example tpl_01jd2k3m4n5p6q7r8s9t0v1w2x */
-                            id: string;
-                            name: string;
-                            language: string;
-                            /**
-                             * @description The current category: the provider may change it (see categoryHistory).
-                             * @enum {unknown}
-                             */
-                            category: "UTILITY" | "MARKETING" | "AUTHENTICATION";
-                            /**
-                             * @description The review outcome.
-                             * @enum {unknown}
-                             */
-                            status: "PENDING" | "APPROVED" | "REJECTED";
-                            /** @description The provider’s own status, finer than `status`: Meta’s APPROVED, PAUSED, FLAGGED, DISABLED, IN_APPEAL, PENDING_DELETION, DELETED, … A template sends only when `status` is APPROVED and this is APPROVED, FLAGGED or LOCKED. */
-                            providerStatus: string;
-                            /** @description Why the provider put it in that status (a pause, a rejection’s details). */
-                            providerStatusReason?: string;
-                            /** @description As submitted (an AUTHENTICATION template’s preset texts filled in where left out). */
-                            components: {
-                                /** @enum {unknown} */
-                                type: "HEADER" | "BODY" | "FOOTER" | "BUTTONS";
-                                /**
-                                 * @description On a HEADER only.
-                                 * @enum {unknown}
-                                 */
-                                format?: "TEXT";
-                                /** @description On HEADER, BODY and FOOTER. */
-                                text?: string;
-                                /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape). Without them svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
-                                example?: {
-                                    /** @description HEADER: the value of its placeholder. */
-                                    header_text?: string[];
-                                    /** @description BODY: one list with a value per placeholder, in order, e.g. [["Ana", "#1001"]]. */
-                                    body_text?: string[][];
-                                };
-                                add_security_recommendation?: boolean;
-                                code_expiration_minutes?: number;
-                                buttons?: {
-                                    /** @description `OTP`. */
-                                    type: string;
-                                    /** @description `COPY_CODE` or `ONE_TAP`. */
-                                    otp_type?: string;
-                                    /** @description Copy-code button label, 1–25 characters (Meta localises a default). */
-                                    text?: string;
-                                    /** @description ONE_TAP: autofill button label, 1–25 characters. */
-                                    autofill_text?: string;
-                                    /** @description ONE_TAP: the Android apps that receive the code. */
-                                    supported_apps?: {
-                                        /** @description Android package name, e.g. com.example.app. */
-                                        package_name: string;
-                                        /** @description The app signing key hash: 11 characters. */
-                                        signature_hash: string;
-                                    }[];
-                                }[];
-                            }[];
-                            /** @description Why the provider rejected it; only when REJECTED. */
-                            rejectionReason?: string;
-                            /** @description Category changes the provider made, oldest first. */
-                            categoryHistory: {
-                                from: string;
-                                to: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                at: string;
-                            }[];
-                            /** @description A category change the provider announced, and when it takes effect. */
-                            upcomingCategory?: {
-                                category: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                effectiveAt: string;
-                            };
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getTemplate"];
         put?: never;
         post?: never;
         /**
          * Delete a template
          * @description Whatever its status, here and at the provider (by its id there, so its other languages stay). Returns the template as it was, with `deletedAt` and `providerDeletion`: `deleted`, `absent` (the provider never had it) or `refused` (with `providerError`: the provider keeps it, e.g. Meta never deletes a DISABLED template, and its name and language stay taken there). When the provider cannot be reached, nothing is deleted (503). Its (name, language) pair can then be registered again in svc.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @example tpl_01jd2k3m4n5p6q7r8s9t0v1w2x */
-                            id: string;
-                            name: string;
-                            language: string;
-                            /**
-                             * @description The current category: the provider may change it (see categoryHistory).
-                             * @enum {unknown}
-                             */
-                            category: "UTILITY" | "MARKETING" | "AUTHENTICATION";
-                            /**
-                             * @description The review outcome.
-                             * @enum {unknown}
-                             */
-                            status: "PENDING" | "APPROVED" | "REJECTED";
-                            /** @description The provider’s own status, finer than `status`: Meta’s APPROVED, PAUSED, FLAGGED, DISABLED, IN_APPEAL, PENDING_DELETION, DELETED, … A template sends only when `status` is APPROVED and this is APPROVED, FLAGGED or LOCKED. */
-                            providerStatus: string;
-                            /** @description Why the provider put it in that status (a pause, a rejection’s details). */
-                            providerStatusReason?: string;
-                            /** @description As submitted (an AUTHENTICATION template’s preset texts filled in where left out). */
-                            components: {
-                                /** @enum {unknown} */
-                                type: "HEADER" | "BODY" | "FOOTER" | "BUTTONS";
-                                /**
-                                 * @description On a HEADER only.
-                                 * @enum {unknown}
-                                 */
-                                format?: "TEXT";
-                                /** @description On HEADER, BODY and FOOTER. */
-                                text?: string;
-                                /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape). Without them svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
-                                example?: {
-                                    /** @description HEADER: the value of its placeholder. */
-                                    header_text?: string[];
-                                    /** @description BODY: one list with a value per placeholder, in order, e.g. [["Ana", "#1001"]]. */
-                                    body_text?: string[][];
-                                };
-                                add_security_recommendation?: boolean;
-                                code_expiration_minutes?: number;
-                                buttons?: {
-                                    /** @description `OTP`. */
-                                    type: string;
-                                    /** @description `COPY_CODE` or `ONE_TAP`. */
-                                    otp_type?: string;
-                                    /** @description Copy-code button label, 1–25 characters (Meta localises a default). */
-                                    text?: string;
-                                    /** @description ONE_TAP: autofill button label, 1–25 characters. */
-                                    autofill_text?: string;
-                                    /** @description ONE_TAP: the Android apps that receive the code. */
-                                    supported_apps?: {
-                                        /** @description Android package name, e.g. com.example.app. */
-                                        package_name: string;
-                                        /** @description The app signing key hash: 11 characters. */
-                                        signature_hash: string;
-                                    }[];
-                                }[];
-                            }[];
-                            /** @description Why the provider rejected it; only when REJECTED. */
-                            rejectionReason?: string;
-                            /** @description Category changes the provider made, oldest first. */
-                            categoryHistory: {
-                                from: string;
-                                to: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                at: string;
-                            }[];
-                            /** @description A category change the provider announced, and when it takes effect. */
-                            upcomingCategory?: {
-                                category: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                effectiveAt: string;
-                            };
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            updatedAt: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            deletedAt: string;
-                            /** @enum {unknown} */
-                            providerDeletion: "deleted" | "absent" | "refused";
-                            providerError?: {
-                                code: string;
-                                title: string;
-                                message: string;
-                                fbtraceId?: string;
-                            };
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteTemplate"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2282,235 +256,7 @@ export interface paths {
          * Settle the review of a PENDING template now
          * @description Sandbox only (404 under any other provider). Makes the review happen at once, with the given outcome, whatever the sandbox review rules would decide. A template already in the requested status is answered as it is (200); one already settled the other way is 409 template_not_pending. `reason` is used with REJECTED only and ignored with APPROVED.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        status: "APPROVED" | "REJECTED";
-                        /** @description REJECTED only: the rejectionReason (default "Rejected with the sandbox test helper."); ignored with APPROVED. */
-                        reason?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @example tpl_01jd2k3m4n5p6q7r8s9t0v1w2x */
-                            id: string;
-                            name: string;
-                            language: string;
-                            /**
-                             * @description The current category: the provider may change it (see categoryHistory).
-                             * @enum {unknown}
-                             */
-                            category: "UTILITY" | "MARKETING" | "AUTHENTICATION";
-                            /**
-                             * @description The review outcome.
-                             * @enum {unknown}
-                             */
-                            status: "PENDING" | "APPROVED" | "REJECTED";
-                            /** @description The provider’s own status, finer than `status`: Meta’s APPROVED, PAUSED, FLAGGED, DISABLED, IN_APPEAL, PENDING_DELETION, DELETED, … A template sends only when `status` is APPROVED and this is APPROVED, FLAGGED or LOCKED. */
-                            providerStatus: string;
-                            /** @description Why the provider put it in that status (a pause, a rejection’s details). */
-                            providerStatusReason?: string;
-                            /** @description As submitted (an AUTHENTICATION template’s preset texts filled in where left out). */
-                            components: {
-                                /** @enum {unknown} */
-                                type: "HEADER" | "BODY" | "FOOTER" | "BUTTONS";
-                                /**
-                                 * @description On a HEADER only.
-                                 * @enum {unknown}
-                                 */
-                                format?: "TEXT";
-                                /** @description On HEADER, BODY and FOOTER. */
-                                text?: string;
-                                /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape). Without them svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
-                                example?: {
-                                    /** @description HEADER: the value of its placeholder. */
-                                    header_text?: string[];
-                                    /** @description BODY: one list with a value per placeholder, in order, e.g. [["Ana", "#1001"]]. */
-                                    body_text?: string[][];
-                                };
-                                add_security_recommendation?: boolean;
-                                code_expiration_minutes?: number;
-                                buttons?: {
-                                    /** @description `OTP`. */
-                                    type: string;
-                                    /** @description `COPY_CODE` or `ONE_TAP`. */
-                                    otp_type?: string;
-                                    /** @description Copy-code button label, 1–25 characters (Meta localises a default). */
-                                    text?: string;
-                                    /** @description ONE_TAP: autofill button label, 1–25 characters. */
-                                    autofill_text?: string;
-                                    /** @description ONE_TAP: the Android apps that receive the code. */
-                                    supported_apps?: {
-                                        /** @description Android package name, e.g. com.example.app. */
-                                        package_name: string;
-                                        /** @description The app signing key hash: 11 characters. */
-                                        signature_hash: string;
-                                    }[];
-                                }[];
-                            }[];
-                            /** @description Why the provider rejected it; only when REJECTED. */
-                            rejectionReason?: string;
-                            /** @description Category changes the provider made, oldest first. */
-                            categoryHistory: {
-                                from: string;
-                                to: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                at: string;
-                            }[];
-                            /** @description A category change the provider announced, and when it takes effect. */
-                            upcomingCategory?: {
-                                category: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                effectiveAt: string;
-                            };
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /** @description validation_failed, invalid_json */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description template_not_pending */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["reviewTemplateInSandbox"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2530,186 +276,7 @@ export interface paths {
          * Move a message to a later status now
          * @description Sandbox only. Reports the status as the provider would — through the same path, so the state machine, events and webhooks all apply: skipped states are filled in (READ implies DELIVERED). The status the message already has is answered as it is (200); an earlier one, FAILED after READ, or any other status after READ or FAILED is 409 invalid_status_transition.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        status: "SENT" | "DELIVERED" | "READ" | "FAILED";
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @example msg_01jd2k3m4n5p6q7r8s9t0v1w2x */
-                            id: string;
-                            status: "QUEUED" | "SENT" | "DELIVERED" | "READ" | "FAILED";
-                            to: string;
-                            template: string;
-                            language: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            queuedAt: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            updatedAt: string;
-                            sentAt: string | null;
-                            deliveredAt: string | null;
-                            readAt: string | null;
-                            failedAt: string | null;
-                            providerMessageId: string | null;
-                            error?: {
-                                code: string;
-                                title: string;
-                                message: string;
-                                /** @description Meta’s trace id of the failed call, for a support escalation. */
-                                fbtraceId?: string;
-                            };
-                            variables: {
-                                [key: string]: string;
-                            };
-                            headerVariables?: {
-                                [key: string]: string;
-                            };
-                            /** @description What the recipient reads: the template rendered with the variables. */
-                            content: {
-                                header?: string;
-                                body: string;
-                                footer?: string;
-                            };
-                        };
-                    };
-                };
-                /** @description validation_failed, invalid_json */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description invalid_status_transition */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["advanceMessageInSandbox"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2725,345 +292,35 @@ export interface paths {
         };
         /**
          * The project’s messages, newest first
-         * @description A bare array. Pages with `limit` and the opaque `cursor` of the `Link: <…>; rel="next"` header, which is absent on the last page.
+         * @description A bare array. Pages with `limit` and the opaque `cursor` of the `Link: <…>; rel="next"` header, which is absent on the last page. `batchId` lists one batch’s messages.
          */
-        get: {
-            parameters: {
-                query: {
-                    /** @description Page size. */
-                    limit: number;
-                    /** @description Opaque; from the previous page’s Link rel="next". */
-                    cursor?: string;
-                    status?: "QUEUED" | "SENT" | "DELIVERED" | "READ" | "FAILED";
-                    to?: string;
-                    template?: string;
-                    /** @description Queued at or after this time. */
-                    since?: string;
-                    /** @description Queued before this time. */
-                    until?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @example msg_01jd2k3m4n5p6q7r8s9t0v1w2x */
-                            id: string;
-                            status: "QUEUED" | "SENT" | "DELIVERED" | "READ" | "FAILED";
-                            to: string;
-                            template: string;
-                            language: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            queuedAt: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            updatedAt: string;
-                            sentAt: string | null;
-                            deliveredAt: string | null;
-                            readAt: string | null;
-                            failedAt: string | null;
-                            providerMessageId: string | null;
-                            error?: {
-                                code: string;
-                                title: string;
-                                message: string;
-                                /** @description Meta’s trace id of the failed call, for a support escalation. */
-                                fbtraceId?: string;
-                            };
-                            variables: {
-                                [key: string]: string;
-                            };
-                            headerVariables?: {
-                                [key: string]: string;
-                            };
-                            /** @description What the recipient reads: the template rendered with the variables. */
-                            content: {
-                                header?: string;
-                                body: string;
-                                footer?: string;
-                            };
-                        }[];
-                    };
-                };
-                /** @description validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listMessages"];
         put?: never;
         /**
          * Send one templated message
-         * @description Queues the message and answers 202 at once; delivery is asynchronous. With an Idempotency-Key, a repeat within 24 hours returns the original answer (with `Idempotent-Replayed: true`).
+         * @description Queues the message and answers 202 at once; delivery is asynchronous. With an Idempotency-Key, a repeat within 24 hours returns the original answer (with `Idempotent-Replayed: true`). With `sendAt`, the message waits QUEUED until then. A number on the project’s suppression list is 422 recipient_suppressed.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description 1–255 printable ASCII characters. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description E.164 with the leading +, e.g. +5511987654321. */
-                        to: string;
-                        /** @description Name of an APPROVED template (case-sensitive). */
-                        template: string;
-                        /** @description Must be the language the template was approved in. */
-                        language: string;
-                        /** @description BODY placeholder values: "1" fills {{1}}, and so on. */
-                        variables?: {
-                            [key: string]: string;
-                        };
-                        /** @description HEADER placeholder values, the same way. */
-                        headerVariables?: {
-                            [key: string]: string;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @example msg_01jd2k3m4n5p6q7r8s9t0v1w2x */
-                            id: string;
-                            status: "QUEUED" | "SENT" | "DELIVERED" | "READ" | "FAILED";
-                            to: string;
-                            template: string;
-                            language: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            queuedAt: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            updatedAt: string;
-                            sentAt: string | null;
-                            deliveredAt: string | null;
-                            readAt: string | null;
-                            failedAt: string | null;
-                            providerMessageId: string | null;
-                            error?: {
-                                code: string;
-                                title: string;
-                                message: string;
-                                /** @description Meta’s trace id of the failed call, for a support escalation. */
-                                fbtraceId?: string;
-                            };
-                            variables: {
-                                [key: string]: string;
-                            };
-                            headerVariables?: {
-                                [key: string]: string;
-                            };
-                            /** @description What the recipient reads: the template rendered with the variables. */
-                            content: {
-                                header?: string;
-                                body: string;
-                                footer?: string;
-                            };
-                        };
-                    };
-                };
-                /** @description validation_failed, invalid_json */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description idempotency_request_in_progress */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description template_not_found, template_not_approved, template_language_mismatch, template_variables_mismatch, provider_not_configured, idempotency_key_reused */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
+        post: operations["sendMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/messages/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a message not yet submitted
+         * @description A QUEUED message (scheduled or waiting its turn) becomes CANCELED, with `canceledAt` and the event `message.canceled`, and is never submitted. A message already submitted, or being submitted right now, is 409 message_not_cancelable; canceling a CANCELED message answers it as it is. No body.
+         */
+        post: operations["cancelMessage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3078,135 +335,7 @@ export interface paths {
             cookie?: never;
         };
         /** A message with its current status */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @example msg_01jd2k3m4n5p6q7r8s9t0v1w2x */
-                            id: string;
-                            status: "QUEUED" | "SENT" | "DELIVERED" | "READ" | "FAILED";
-                            to: string;
-                            template: string;
-                            language: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            queuedAt: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            updatedAt: string;
-                            sentAt: string | null;
-                            deliveredAt: string | null;
-                            readAt: string | null;
-                            failedAt: string | null;
-                            providerMessageId: string | null;
-                            error?: {
-                                code: string;
-                                title: string;
-                                message: string;
-                                /** @description Meta’s trace id of the failed call, for a support escalation. */
-                                fbtraceId?: string;
-                            };
-                            variables: {
-                                [key: string]: string;
-                            };
-                            headerVariables?: {
-                                [key: string]: string;
-                            };
-                            /** @description What the recipient reads: the template rendered with the variables. */
-                            content: {
-                                header?: string;
-                                body: string;
-                                footer?: string;
-                            };
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getMessage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3223,181 +352,131 @@ export interface paths {
             cookie?: never;
         };
         /** A message’s status history, each change with its webhook deliveries */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            status: "QUEUED" | "SENT" | "DELIVERED" | "READ" | "FAILED";
-                            /** @description The webhook event type; null for QUEUED. */
-                            event: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            occurredAt: string;
-                            error?: {
-                                code: string;
-                                title: string;
-                                message: string;
-                                /** @description Meta’s trace id of the failed call, for a support escalation. */
-                                fbtraceId?: string;
-                            };
-                            /** @description Webhook deliveries of this event, with their attempts. */
-                            deliveries: {
-                                /**
-                                 * Format: uuid
-                                 * @description X-Service-Delivery and webhook-id: the same on every attempt.
-                                 * @example 019a5f3e-8c1d-7b2a-9e4f-0a1b2c3d4e5f
-                                 */
-                                id: string;
-                                /** @description The message event (status change) this delivery reports. */
-                                eventId: string;
-                                event: "message.sent" | "message.delivered" | "message.read" | "message.failed";
-                                messageId: string;
-                                /** @description The callback URL; the project’s current one until the first attempt. */
-                                url: string;
-                                status: "pending" | "succeeded" | "failed";
-                                attempts: {
-                                    /** @description The X-Service-Delivery-Attempt value: 1, 2, … */
-                                    attempt: number;
-                                    /**
-                                     * Format: date-time
-                                     * @example 2026-11-22T10:00:00.000Z
-                                     */
-                                    at: string;
-                                    /** @description Where this attempt was sent. */
-                                    url: string;
-                                    /** @description The receiver’s HTTP status, when it answered. */
-                                    statusCode?: number;
-                                    durationMs: number;
-                                    /** @description Why the attempt failed: timeout, connection error, redirect, refused address… */
-                                    error?: string;
-                                    /** @description The first 1 KiB of the receiver’s answer (not in lists). */
-                                    responseBody?: string;
-                                }[];
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                nextAttemptAt?: string;
-                                /** @description Present while the delivery waits because its receiver keeps failing: no attempt goes to the origin before `retryAt`, then one attempt probes it. Waiting is not an attempt: the retry schedule is unchanged. */
-                                circuit?: {
-                                    /** @enum {string} */
-                                    state: "open";
-                                    /** @description The receiver (scheme://host:port) that keeps failing. */
-                                    origin: string;
-                                    /**
-                                     * Format: date-time
-                                     * @example 2026-11-22T10:00:00.000Z
-                                     */
-                                    openedAt: string;
-                                    /**
-                                     * Format: date-time
-                                     * @example 2026-11-22T10:00:00.000Z
-                                     */
-                                    retryAt: string;
-                                    consecutiveFailures: number;
-                                    lastError?: string;
-                                };
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                updatedAt: string;
-                            }[];
-                        }[];
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listMessageEvents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/messages/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one template to up to 1,000 recipients
+         * @description Each item is checked as a single send would be, and answered in `items` in request order: 202 with its message, or its own problem (400, 422). The accepted messages are committed together (all or none) with the batch, and paced per number like any send. A fault of the whole request (its shape, more than 1,000 items, the template, the project) is a plain problem and creates nothing. One Idempotency-Key covers the whole batch.
+         */
+        post: operations["sendMessageBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project’s batches, newest first
+         * @description A bare array, paged like every list (`limit`, `cursor`, `Link: <…>; rel="next"`).
+         */
+        get: operations["listBatches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A batch with how many of its messages are in each status */
+        get: operations["getBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project’s suppressed numbers, newest first
+         * @description A bare array, paged like every list (`limit`, `cursor`, `Link: <…>; rel="next"`).
+         */
+        get: operations["listSuppressions"];
+        put?: never;
+        /**
+         * Stop sending to a number (opt-out)
+         * @description Sends to the number are refused from now on with 422 recipient_suppressed (single sends, batch items, scheduled sends). Messages accepted before stay as they are: cancel them to stop them. 201 with the new record; a number already on the list answers 200 with its record, unchanged.
+         */
+        post: operations["createSuppression"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/suppressions/{phoneNumber}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether a number is suppressed, and why */
+        get: operations["getSuppression"];
+        put?: never;
+        post?: never;
+        /**
+         * Send to a number again
+         * @description Removes the number from the suppression list: 204, or 404 when it is not on it.
+         */
+        delete: operations["deleteSuppression"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render a template with variables, without sending
+         * @description What a recipient would read, checked by the rules a send applies to its variables (400 validation_failed, 422 template_variables_mismatch). Works whatever the template’s status, so a template can be previewed while PENDING.
+         */
+        post: operations["previewTemplate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3415,171 +494,7 @@ export interface paths {
          * List the project’s webhook deliveries, newest first
          * @description A bare array, paged with `limit` and `cursor` (the next page is in the `Link: <…>; rel="next"` header). Attempts are listed without the receiver’s answers; read one delivery for those.
          */
-        get: {
-            parameters: {
-                query: {
-                    /** @description Page size. */
-                    limit: number;
-                    /** @description Opaque; from the previous page’s Link rel="next". */
-                    cursor?: string;
-                    status?: "pending" | "succeeded" | "failed";
-                    event?: "message.sent" | "message.delivered" | "message.read" | "message.failed";
-                    /** @description Only this message’s deliveries. */
-                    messageId?: string;
-                    /** @description Created at or after this time. */
-                    since?: string;
-                    /** @description Created before this time. */
-                    until?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * Format: uuid
-                             * @description X-Service-Delivery and webhook-id: the same on every attempt.
-                             * @example 019a5f3e-8c1d-7b2a-9e4f-0a1b2c3d4e5f
-                             */
-                            id: string;
-                            /** @description The message event (status change) this delivery reports. */
-                            eventId: string;
-                            event: "message.sent" | "message.delivered" | "message.read" | "message.failed";
-                            messageId: string;
-                            /** @description The callback URL; the project’s current one until the first attempt. */
-                            url: string;
-                            status: "pending" | "succeeded" | "failed";
-                            attempts: {
-                                /** @description The X-Service-Delivery-Attempt value: 1, 2, … */
-                                attempt: number;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                at: string;
-                                /** @description Where this attempt was sent. */
-                                url: string;
-                                /** @description The receiver’s HTTP status, when it answered. */
-                                statusCode?: number;
-                                durationMs: number;
-                                /** @description Why the attempt failed: timeout, connection error, redirect, refused address… */
-                                error?: string;
-                                /** @description The first 1 KiB of the receiver’s answer (not in lists). */
-                                responseBody?: string;
-                            }[];
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            nextAttemptAt?: string;
-                            /** @description Present while the delivery waits because its receiver keeps failing: no attempt goes to the origin before `retryAt`, then one attempt probes it. Waiting is not an attempt: the retry schedule is unchanged. */
-                            circuit?: {
-                                /** @enum {string} */
-                                state: "open";
-                                /** @description The receiver (scheme://host:port) that keeps failing. */
-                                origin: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                openedAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                retryAt: string;
-                                consecutiveFailures: number;
-                                lastError?: string;
-                            };
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            updatedAt: string;
-                        }[];
-                    };
-                };
-                /** @description validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3599,162 +514,29 @@ export interface paths {
          * A webhook delivery with every attempt
          * @description Each attempt: when, where, the status code, how long, why it failed, and the first 1 KiB of the answer.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * Format: uuid
-                             * @description X-Service-Delivery and webhook-id: the same on every attempt.
-                             * @example 019a5f3e-8c1d-7b2a-9e4f-0a1b2c3d4e5f
-                             */
-                            id: string;
-                            /** @description The message event (status change) this delivery reports. */
-                            eventId: string;
-                            event: "message.sent" | "message.delivered" | "message.read" | "message.failed";
-                            messageId: string;
-                            /** @description The callback URL; the project’s current one until the first attempt. */
-                            url: string;
-                            status: "pending" | "succeeded" | "failed";
-                            attempts: {
-                                /** @description The X-Service-Delivery-Attempt value: 1, 2, … */
-                                attempt: number;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                at: string;
-                                /** @description Where this attempt was sent. */
-                                url: string;
-                                /** @description The receiver’s HTTP status, when it answered. */
-                                statusCode?: number;
-                                durationMs: number;
-                                /** @description Why the attempt failed: timeout, connection error, redirect, refused address… */
-                                error?: string;
-                                /** @description The first 1 KiB of the receiver’s answer (not in lists). */
-                                responseBody?: string;
-                            }[];
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            nextAttemptAt?: string;
-                            /** @description Present while the delivery waits because its receiver keeps failing: no attempt goes to the origin before `retryAt`, then one attempt probes it. Waiting is not an attempt: the retry schedule is unchanged. */
-                            circuit?: {
-                                /** @enum {string} */
-                                state: "open";
-                                /** @description The receiver (scheme://host:port) that keeps failing. */
-                                origin: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                openedAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                retryAt: string;
-                                consecutiveFailures: number;
-                                lastError?: string;
-                            };
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getWebhookDelivery"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-deliveries/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send failed webhook deliveries again
+         * @description Re-queues every failed delivery of the project whose last attempt was at or after `since` (at most 7 days ago; 422 invalid_time_range otherwise): each is attempted again now, with the same delivery id and body, and follows the retry schedule if that attempt fails. For after a receiver’s outage. Answers 202 with how many were re-queued.
+         */
+        post: operations["recoverWebhookDeliveries"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3772,162 +554,78 @@ export interface paths {
         put?: never;
         /**
          * Send a webhook delivery again, now
-         * @description Makes the delivery due at once, whatever its status: a new attempt with the same delivery id (X-Service-Delivery, webhook-id), the same body, a fresh timestamp and signature. Answers 202 with the delivery (`pending`); read it back for the attempt. If that attempt fails, the delivery follows the retry schedule when attempts remain in it, and is failed otherwise. When an attempt is in flight already, that attempt is the retry.
+         * @description Makes the delivery due at once, whatever its status: a new attempt with the same delivery id (X-Service-Delivery, webhook-id), the same body, a fresh timestamp and signature. Answers 202 with the delivery (`pending`); read it back for the attempt. If that attempt fails, the delivery follows the retry schedule when attempts remain in it, and is failed otherwise. When an attempt is in flight already, that attempt is the retry. A delivery to a webhook endpoint goes to the endpoint’s current URL (a disabled or deleted endpoint’s delivery fails without being sent).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * Format: uuid
-                             * @description X-Service-Delivery and webhook-id: the same on every attempt.
-                             * @example 019a5f3e-8c1d-7b2a-9e4f-0a1b2c3d4e5f
-                             */
-                            id: string;
-                            /** @description The message event (status change) this delivery reports. */
-                            eventId: string;
-                            event: "message.sent" | "message.delivered" | "message.read" | "message.failed";
-                            messageId: string;
-                            /** @description The callback URL; the project’s current one until the first attempt. */
-                            url: string;
-                            status: "pending" | "succeeded" | "failed";
-                            attempts: {
-                                /** @description The X-Service-Delivery-Attempt value: 1, 2, … */
-                                attempt: number;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                at: string;
-                                /** @description Where this attempt was sent. */
-                                url: string;
-                                /** @description The receiver’s HTTP status, when it answered. */
-                                statusCode?: number;
-                                durationMs: number;
-                                /** @description Why the attempt failed: timeout, connection error, redirect, refused address… */
-                                error?: string;
-                                /** @description The first 1 KiB of the receiver’s answer (not in lists). */
-                                responseBody?: string;
-                            }[];
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            nextAttemptAt?: string;
-                            /** @description Present while the delivery waits because its receiver keeps failing: no attempt goes to the origin before `retryAt`, then one attempt probes it. Waiting is not an attempt: the retry schedule is unchanged. */
-                            circuit?: {
-                                /** @enum {string} */
-                                state: "open";
-                                /** @description The receiver (scheme://host:port) that keeps failing. */
-                                origin: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                openedAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T10:00:00.000Z
-                                 */
-                                retryAt: string;
-                                consecutiveFailures: number;
-                                lastError?: string;
-                            };
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /** @description unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            /** @description Stable, machine-readable error code. */
-                            code: string;
-                            detail: string;
-                            requestId: string;
-                            errors?: {
-                                field: string;
-                                code: string;
-                                message: string;
-                            }[];
-                        };
-                    };
-                };
-            };
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        /**
+         * List the project’s webhook endpoints, newest first
+         * @description A bare array, paged with `limit` and `cursor` (the next page is in the `Link: <…>; rel="next"` header).
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Add a webhook endpoint
+         * @description Every event then goes to the project’s callbackUrl (if set) and to each enabled endpoint whose `events` take it: one delivery per destination, signed with the project’s webhook secret, with the same headers and retries. At most 20 endpoints per project (409 webhook_endpoint_limit_reached). An unknown event type is 422 webhook_event_unknown; a URL against the rules is 400 validation_failed.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook endpoint */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description It gets no new deliveries. Its deliveries stay in the log; the pending ones are not sent: each fails at its next turn with the error "the webhook endpoint was deleted".
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Only the fields sent change; `events: null` subscribes it to every event. A new URL applies to every delivery of the endpoint not yet succeeded, retries included. Disabling it stops new deliveries at once; its pending ones are not sent: each fails at its next turn with the error "the webhook endpoint is disabled" (re-enable it, then recover them with POST /v1/webhook-deliveries/recover).
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook endpoint
+         * @description Sends a signed `webhook.test` event to this endpoint only, whatever its `events`, as a delivery like any other (headers, signature, retries, the delivery log): `{ "event": "webhook.test", "event_id", "occurred_at", "endpoint_id" }`. Answers 202 with the delivery’s id; read it back with GET /v1/webhook-deliveries/{id}. A disabled endpoint is 409 webhook_endpoint_disabled.
+         */
+        post: operations["testWebhookEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4036,6 +734,266 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "message.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The message.canceled event
+         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         */
+        post: operations["messageCanceledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "template.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The template.approved event
+         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         */
+        post: operations["templateApprovedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "template.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The template.rejected event
+         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         */
+        post: operations["templateRejectedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "template.paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The template.paused event
+         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         */
+        post: operations["templatePausedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "template.flagged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The template.flagged event
+         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         */
+        post: operations["templateFlaggedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "template.locked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The template.locked event
+         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         */
+        post: operations["templateLockedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "template.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The template.disabled event
+         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         */
+        post: operations["templateDisabledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "template.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The template.deleted event
+         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         */
+        post: operations["templateDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "template.pending_deletion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The template.pending_deletion event
+         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         */
+        post: operations["templatePendingDeletionWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "template.archived": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The template.archived event
+         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         */
+        post: operations["templateArchivedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "template.limit_exceeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The template.limit_exceeded event
+         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         */
+        post: operations["templateLimitExceededWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "template.in_appeal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The template.in_appeal event
+         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         */
+        post: operations["templateInAppealWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The webhook.test event
+         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         */
+        post: operations["webhookTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -4045,7 +1003,7 @@ export interface components {
              * @description The event type; equals the X-Service-Event header.
              * @enum {string}
              */
-            event: "message.sent" | "message.delivered" | "message.read" | "message.failed";
+            event: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.canceled";
             /**
              * @description The id POST /v1/messages returned.
              * @example msg_01jd2k3m4n5p6q7r8s9t0v1w2x
@@ -4062,7 +1020,7 @@ export interface components {
              * @description The new status.
              * @enum {string}
              */
-            status: "SENT" | "DELIVERED" | "READ" | "FAILED";
+            status: "SENT" | "DELIVERED" | "READ" | "FAILED" | "CANCELED";
             /** @description The provider’s id of the message, for support escalations. */
             provider_message_id: string;
             /**
@@ -4085,7 +1043,7 @@ export interface components {
              * @description The event type; equals the X-Service-Event header.
              * @enum {string}
              */
-            event: never;
+            event: "template.approved" | "template.rejected" | "template.paused" | "template.flagged" | "template.locked" | "template.disabled" | "template.deleted" | "template.pending_deletion" | "template.archived" | "template.limit_exceeded" | "template.in_appeal";
             /** @description The id of this template event. */
             event_id: string;
             /**
@@ -4121,15 +1079,3796 @@ export interface components {
             /** @description The endpoint it was sent to. */
             endpoint_id: string;
         };
+        /** @description RFC 9457 problem details. */
+        Problem: {
+            type: string;
+            title: string;
+            status: number;
+            /** @description Stable, machine-readable error code. */
+            code: string;
+            detail: string;
+            requestId: string;
+            errors?: {
+                field: string;
+                code: string;
+                message: string;
+            }[];
+        };
+        CreatedProject: {
+            projectId: string;
+            id: string;
+            name: string;
+            ownerEmail: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /** @description The first API key. Shown once; it cannot be read back. */
+            apiKey: string;
+            /** @description Id of that key, to revoke it later. */
+            apiKeyId: string;
+        };
+        Project: {
+            /** @example proj_01jd2k3m4n5p6q7r8s9t0v1w2x */
+            projectId: string;
+            /** @description The same value as projectId. */
+            id: string;
+            name: string;
+            ownerEmail: string;
+            providerPhoneNumberId?: string;
+            callbackUrl?: string;
+            /** @description What the provider says of the sending number and its business account; refreshed hourly. */
+            provider?: {
+                /**
+                 * @description `ready`: checked, nothing to do; `action_required`: see `problem`; `unchecked`: not checked yet (credentials saved before svc checked them; the check runs shortly).
+                 * @enum {unknown}
+                 */
+                status: "ready" | "action_required" | "unchecked";
+                businessAccountId: string | null;
+                displayPhoneNumber: string | null;
+                verifiedName: string | null;
+                qualityRating: string | null;
+                /** @description The pace svc sends at from this number: its throughput at the provider (80, or 1,000 once upgraded), never above SVC_PROVIDER_MAX_MPS, which applies alone while the provider has not said. */
+                messagesPerSecond: number;
+                /** @description Whether the provider sends this account’s statuses and template reviews to svc. */
+                webhooksSubscribed: boolean;
+                /** @description What to do before everything works; absent when nothing. Codes: see the README, "Going live with WhatsApp". */
+                problem?: {
+                    code: string;
+                    message: string;
+                };
+                checkedAt: string | null;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        ProviderCredentials: {
+            projectId: string;
+            /** @description The same value as projectId. */
+            id: string;
+            providerPhoneNumberId: string;
+            /** @description Absent when no callback URL is set. */
+            callbackUrl?: string;
+            /** @description What the provider says of the sending number and its business account; refreshed hourly. */
+            provider?: {
+                /**
+                 * @description `ready`: checked, nothing to do; `action_required`: see `problem`; `unchecked`: not checked yet (credentials saved before svc checked them; the check runs shortly).
+                 * @enum {unknown}
+                 */
+                status: "ready" | "action_required" | "unchecked";
+                businessAccountId: string | null;
+                displayPhoneNumber: string | null;
+                verifiedName: string | null;
+                qualityRating: string | null;
+                /** @description The pace svc sends at from this number: its throughput at the provider (80, or 1,000 once upgraded), never above SVC_PROVIDER_MAX_MPS, which applies alone while the provider has not said. */
+                messagesPerSecond: number;
+                /** @description Whether the provider sends this account’s statuses and template reviews to svc. */
+                webhooksSubscribed: boolean;
+                /** @description What to do before everything works; absent when nothing. Codes: see the README, "Going live with WhatsApp". */
+                problem?: {
+                    code: string;
+                    message: string;
+                };
+                checkedAt: string | null;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        WebhookSecret: {
+            /**
+             * @description The current signing secret (Standard Webhooks form, `whsec_` + base64).
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+            /** @description Every secret that signs now, current first. For 24 h after a rotation the previous one signs too, so `webhook-signature` carries one signature per secret. */
+            secrets: string[];
+            /**
+             * Format: date-time
+             * @description When the previous secret stops signing; absent when none is live.
+             */
+            previousSecretExpiresAt?: string;
+        };
+        CreatedApiKey: {
+            /** @example key_01jd2k3m4n5p6q7r8s9t0v1w2x */
+            id: string;
+            name: string;
+            /** @description The first 12 characters of the key, to recognise it. */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /** @description May lag by up to a minute. */
+            lastUsedAt: string | null;
+            /** @description The key value. Shown once; it cannot be read back. */
+            key: string;
+            /** @description The same value as key. */
+            apiKey: string;
+        };
+        ApiKey: {
+            /** @example key_01jd2k3m4n5p6q7r8s9t0v1w2x */
+            id: string;
+            name: string;
+            /** @description The first 12 characters of the key, to recognise it. */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /** @description May lag by up to a minute. */
+            lastUsedAt: string | null;
+        };
+        RevokedApiKey: {
+            /** @example key_01jd2k3m4n5p6q7r8s9t0v1w2x */
+            id: string;
+            name: string;
+            /** @description The first 12 characters of the key, to recognise it. */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /** @description May lag by up to a minute. */
+            lastUsedAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            revokedAt: string;
+        };
+        TemplateComponent: {
+            /** @description `OTP`. */
+            type: string;
+            /** @description `COPY_CODE` or `ONE_TAP`. */
+            otp_type?: string;
+            /** @description Copy-code button label, 1–25 characters (Meta localises a default). */
+            text?: string;
+            /** @description ONE_TAP: autofill button label, 1–25 characters. */
+            autofill_text?: string;
+            /** @description ONE_TAP: the Android apps that receive the code. */
+            supported_apps?: {
+                /** @description Android package name, e.g. com.example.app. */
+                package_name: string;
+                /** @description The app signing key hash: 11 characters. */
+                signature_hash: string;
+            }[];
+        };
+        Template: {
+            /** @example tpl_01jd2k3m4n5p6q7r8s9t0v1w2x */
+            id: string;
+            name: string;
+            language: string;
+            /**
+             * @description The current category: the provider may change it (see categoryHistory).
+             * @enum {unknown}
+             */
+            category: "UTILITY" | "MARKETING" | "AUTHENTICATION";
+            /**
+             * @description The review outcome.
+             * @enum {unknown}
+             */
+            status: "PENDING" | "APPROVED" | "REJECTED";
+            /** @description The provider’s own status, finer than `status`: Meta’s APPROVED, PAUSED, FLAGGED, DISABLED, IN_APPEAL, PENDING_DELETION, DELETED, … A template sends only when `status` is APPROVED and this is APPROVED, FLAGGED or LOCKED. */
+            providerStatus: string;
+            /** @description Why the provider put it in that status (a pause, a rejection’s details). */
+            providerStatusReason?: string;
+            /** @description As submitted (an AUTHENTICATION template’s preset texts filled in where left out). */
+            components: {
+                /** @enum {unknown} */
+                type: "HEADER" | "BODY" | "FOOTER" | "BUTTONS";
+                /**
+                 * @description On a HEADER only.
+                 * @enum {unknown}
+                 */
+                format?: "TEXT";
+                /** @description On HEADER, BODY and FOOTER. */
+                text?: string;
+                /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape). Without them svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
+                example?: {
+                    /** @description HEADER: the value of its placeholder. */
+                    header_text?: string[];
+                    /** @description BODY: one list with a value per placeholder, in order, e.g. [["Ana", "#1001"]]. */
+                    body_text?: string[][];
+                };
+                add_security_recommendation?: boolean;
+                code_expiration_minutes?: number;
+                buttons?: components["schemas"]["TemplateComponent"][];
+            }[];
+            /** @description Why the provider rejected it; only when REJECTED. */
+            rejectionReason?: string;
+            /** @description Category changes the provider made, oldest first. */
+            categoryHistory: {
+                from: string;
+                to: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                at: string;
+            }[];
+            /** @description A category change the provider announced, and when it takes effect. */
+            upcomingCategory?: {
+                category: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                effectiveAt: string;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        ProviderError: {
+            code: string;
+            title: string;
+            message: string;
+            /** @description Meta’s trace id of the failed call, for a support escalation. */
+            fbtraceId?: string;
+        };
+        /** @description What the recipient reads: the template rendered with the variables. */
+        MessageContent: {
+            header?: string;
+            body: string;
+            footer?: string;
+        };
+        Message: {
+            /** @example msg_01jd2k3m4n5p6q7r8s9t0v1w2x */
+            id: string;
+            /** @enum {string} */
+            status: "QUEUED" | "SENT" | "DELIVERED" | "READ" | "FAILED" | "CANCELED";
+            to: string;
+            template: string;
+            language: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            queuedAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            updatedAt: string;
+            sentAt: string | null;
+            deliveredAt: string | null;
+            readAt: string | null;
+            failedAt: string | null;
+            /** @description The sendAt it was sent with: not submitted before then. Null: sent at once. */
+            scheduledFor: string | null;
+            /** @description When it was canceled (status CANCELED). */
+            canceledAt: string | null;
+            /** @description The batch it was sent in (POST /v1/messages/batch). */
+            batchId: string | null;
+            providerMessageId: string | null;
+            error?: components["schemas"]["ProviderError"];
+            variables: {
+                [key: string]: string;
+            };
+            headerVariables?: {
+                [key: string]: string;
+            };
+            content: components["schemas"]["MessageContent"];
+        };
+        WebhookAttempt: {
+            /** @description The X-Service-Delivery-Attempt value: 1, 2, … */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            at: string;
+            /** @description Where this attempt was sent. */
+            url: string;
+            /** @description The receiver’s HTTP status, when it answered. */
+            statusCode?: number;
+            durationMs: number;
+            /** @description Why the attempt failed: timeout, connection error, redirect, refused address… */
+            error?: string;
+            /** @description The first 1 KiB of the receiver’s answer (not in lists). */
+            responseBody?: string;
+        };
+        WebhookDelivery: {
+            /**
+             * Format: uuid
+             * @description X-Service-Delivery and webhook-id: the same on every attempt.
+             * @example 019a5f3e-8c1d-7b2a-9e4f-0a1b2c3d4e5f
+             */
+            id: string;
+            /** @description The event this delivery reports: a message status change (evt_…), a template status change (tse_…), or a test (evt_…). */
+            eventId: string;
+            /** @enum {string} */
+            event: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.canceled" | "template.approved" | "template.rejected" | "template.paused" | "template.flagged" | "template.locked" | "template.disabled" | "template.deleted" | "template.pending_deletion" | "template.archived" | "template.limit_exceeded" | "template.in_appeal" | "webhook.test";
+            /** @description The message of a message event; null for template and test events. */
+            messageId: string | null;
+            /** @description The template of a template event; else null. */
+            templateId: string | null;
+            /** @description The webhook endpoint it goes to; null when it goes to the project’s callbackUrl. */
+            endpointId: string | null;
+            /** @description Where it goes: the callbackUrl (the project’s current one until the first attempt), or the endpoint’s current URL. */
+            url: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            attempts: components["schemas"]["WebhookAttempt"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            nextAttemptAt?: string;
+            /** @description Present while the delivery waits because its receiver keeps failing: no attempt goes to the origin before `retryAt`, then one attempt probes it. Waiting is not an attempt: the retry schedule is unchanged. */
+            circuit?: {
+                /** @enum {string} */
+                state: "open";
+                /** @description The receiver (scheme://host:port) that keeps failing. */
+                origin: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                openedAt: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                retryAt: string;
+                consecutiveFailures: number;
+                lastError?: string;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        MessageEvent: {
+            id: string;
+            /** @enum {string} */
+            status: "QUEUED" | "SENT" | "DELIVERED" | "READ" | "FAILED" | "CANCELED";
+            /** @description The webhook event type; null for QUEUED. */
+            event: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            occurredAt: string;
+            error?: components["schemas"]["ProviderError"];
+            /** @description Webhook deliveries of this event, with their attempts. */
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        };
+        Batch: {
+            /** @example bat_01jd2k3m4n5p6q7r8s9t0v1w2x */
+            id: string;
+            template: string;
+            language: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /** @description Messages accepted in the batch. */
+            total: number;
+            /** @description How many of its messages are in each status now. */
+            counts: {
+                QUEUED: number;
+                SENT: number;
+                DELIVERED: number;
+                READ: number;
+                FAILED: number;
+                CANCELED: number;
+            };
+        };
+        Suppression: {
+            /** @example +5511987654321 */
+            phoneNumber: string;
+            reason: string | null;
+            /**
+             * @description `api`: added with POST /v1/suppressions; `provider`: added when the provider failed a message as opted out or not on WhatsApp.
+             * @enum {string}
+             */
+            source: "api" | "provider";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+        };
+        WebhookEndpoint: {
+            /** @example we_01jd2k3m4n5p6q7r8s9t0v1w2x */
+            id: string;
+            url: string;
+            /** @description The event types it receives. */
+            events: string[];
+            /** @description True when it receives every event, including ones added later. */
+            allEvents: boolean;
+            /** @description A disabled endpoint receives no new deliveries. */
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            updatedAt: string;
+        };
     };
-    responses: never;
+    responses: {
+        /** @description `bad_request`: the request is not valid HTTP (no Host header, a URL that does not decode). */
+        BadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `payload_too_large`: the body is larger than the limit (default 64 KiB). */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `unsupported_media_type`: the body is not `application/json`. */
+        UnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `rate_limited`: too many requests; wait `Retry-After` seconds. */
+        RateLimited: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `internal_error`: a fault on our side, logged under the requestId. */
+        InternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `unavailable`: the server is shutting down or its database is unreachable; retry after `Retry-After` seconds. */
+        Unavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The id of this request (the caller’s `X-Request-Id` when it is sane, else a new `req_…`); quote it to support. */
+        XRequestId: string;
+        /** @description The caller’s remaining quota (IETF draft-ietf-httpapi-ratelimit-headers): `"<policy>";r=<remaining>;t=<seconds until full>`. The policy is `api` (per API key) or `signup` (per client address). */
+        RateLimit: string;
+        /** @description The quota: `"<policy>";q=<requests>;w=60` (per 60 seconds, refilled evenly). */
+        RateLimitPolicy: string;
+        /** @description Seconds to wait before retrying. */
+        RetryAfter: string;
+        /** @description Always `Bearer`. */
+        WWWAuthenticate: "Bearer";
+        /** @description RFC 8288: `<…>; rel="next"`, the absolute URL of the next page (same filters, its `cursor`); absent on the last page. */
+        Link: string;
+        /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key`. */
+        IdempotentReplayed: "true";
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    checkLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    checkReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Display name. */
+                    name: string;
+                    /**
+                     * Format: email
+                     * @description Contact e-mail of the owner.
+                     */
+                    ownerEmail: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedProject"];
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    eraseProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        projectId: string;
+                        /** @description The same value as projectId. */
+                        id: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        erasedAt: string;
+                        /** @description How many records of each kind were erased. */
+                        erased: {
+                            /** @description API keys, active or revoked. */
+                            apiKeys: number;
+                            /** @description 1 when provider credentials were saved. */
+                            providerCredentials: number;
+                            /** @description Templates, whatever their status. */
+                            templates: number;
+                            /** @description Messages, whatever their status. */
+                            messages: number;
+                            /** @description Status changes of those messages. */
+                            messageEvents: number;
+                            /** @description Idempotency-Key records. */
+                            idempotencyKeys: number;
+                            /** @description Webhook deliveries, whatever their status. */
+                            webhookDeliveries: number;
+                            /** @description Attempts of those deliveries. */
+                            webhookAttempts: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    saveProviderCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Phone number id from the provider console (Meta’s are digits). Printable ASCII, no spaces.
+                     * @example 106540352242922
+                     */
+                    providerPhoneNumberId?: string;
+                    /** @description Provider token with business messaging permission; a permanent system-user token is advised. Stored encrypted, never returned. Printable ASCII, no spaces. */
+                    providerAccessToken?: string;
+                    /**
+                     * @description The WhatsApp Business Account (WABA) id that owns the phone number, from WhatsApp Manager. Needed with system-user tokens, which do not name their account; otherwise found from the token. Verified against the account’s phone numbers. May be sent alone to complete saved credentials.
+                     * @example 102290129340398
+                     */
+                    providerBusinessAccountId?: string;
+                    /**
+                     * @description Public https URL for status webhooks; null removes it. No user-info, no fragment, at most 2048 characters; its host must not be or resolve to a private, loopback, link-local, carrier-grade NAT, metadata or reserved address. A host name that does not resolve yet is accepted: the address is checked again at every delivery.
+                     * @example https://example.com/webhooks/svc
+                     */
+                    callbackUrl?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderCredentials"];
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description provider_credentials_rejected */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description Opaque; from the previous page’s Link rel="next". */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"][];
+                };
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A label, e.g. "production". */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description api_key_limit_reached */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description last_active_key */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listTemplates: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description Opaque; from the previous page’s Link rel="next". */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"][];
+                };
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Slug: lowercase letters, digits and underscores, 1–512 characters (`^[a-z0-9_]{1,512}$`).
+                     * @example order_update
+                     */
+                    name: string;
+                    /**
+                     * @description Language code (`^[a-z]{2,3}(_[A-Za-z]{2,4})?$`), e.g. `en`, `en_US`, `pt_BR`. Each language is a separate template.
+                     * @example pt_BR
+                     */
+                    language: string;
+                    /**
+                     * @description `UTILITY`, `MARKETING` or `AUTHENTICATION`.
+                     * @example UTILITY
+                     */
+                    category: string;
+                    /**
+                     * @example [
+                     *       {
+                     *         "type": "BODY",
+                     *         "text": "Hello {{1}}, your order {{2}} has shipped.",
+                     *         "example": {
+                     *           "body_text": [
+                     *             [
+                     *               "Ana",
+                     *               "#1001"
+                     *             ]
+                     *           ]
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    components: {
+                        /** @description `HEADER`, `BODY` or `FOOTER`, and `BUTTONS` in an AUTHENTICATION template; exactly one BODY, at most one of the others. */
+                        type: string;
+                        /** @description HEADER only: `TEXT`, the only kind supported (a HEADER without it is TEXT). */
+                        format?: string;
+                        /** @description BODY 1–1024 characters, HEADER and FOOTER 1–60. Placeholders `{{1}}`, `{{2}}`, … numbered without gaps in each component; at most one in a HEADER, none in a FOOTER. Required except in an AUTHENTICATION template, whose texts are Meta’s preset (svc fills them in). */
+                        text?: string;
+                        /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape). Without them svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
+                        example?: {
+                            /** @description HEADER: the value of its placeholder. */
+                            header_text?: string[];
+                            /** @description BODY: one list with a value per placeholder, in order, e.g. [["Ana", "#1001"]]. */
+                            body_text?: string[][];
+                        };
+                        /** @description AUTHENTICATION BODY: add "For your security, do not share this code." */
+                        add_security_recommendation?: boolean;
+                        /** @description AUTHENTICATION FOOTER (required there): the code expires in this many minutes, 1–90. */
+                        code_expiration_minutes?: number;
+                        /** @description AUTHENTICATION BUTTONS: exactly one OTP button, COPY_CODE or ONE_TAP. */
+                        buttons?: components["schemas"]["TemplateComponent"][];
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description template_exists */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description provider_setup_incomplete */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example tpl_01jd2k3m4n5p6q7r8s9t0v1w2x */
+                        id: string;
+                        name: string;
+                        language: string;
+                        /**
+                         * @description The current category: the provider may change it (see categoryHistory).
+                         * @enum {unknown}
+                         */
+                        category: "UTILITY" | "MARKETING" | "AUTHENTICATION";
+                        /**
+                         * @description The review outcome.
+                         * @enum {unknown}
+                         */
+                        status: "PENDING" | "APPROVED" | "REJECTED";
+                        /** @description The provider’s own status, finer than `status`: Meta’s APPROVED, PAUSED, FLAGGED, DISABLED, IN_APPEAL, PENDING_DELETION, DELETED, … A template sends only when `status` is APPROVED and this is APPROVED, FLAGGED or LOCKED. */
+                        providerStatus: string;
+                        /** @description Why the provider put it in that status (a pause, a rejection’s details). */
+                        providerStatusReason?: string;
+                        /** @description As submitted (an AUTHENTICATION template’s preset texts filled in where left out). */
+                        components: {
+                            /** @enum {unknown} */
+                            type: "HEADER" | "BODY" | "FOOTER" | "BUTTONS";
+                            /**
+                             * @description On a HEADER only.
+                             * @enum {unknown}
+                             */
+                            format?: "TEXT";
+                            /** @description On HEADER, BODY and FOOTER. */
+                            text?: string;
+                            /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape). Without them svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
+                            example?: {
+                                /** @description HEADER: the value of its placeholder. */
+                                header_text?: string[];
+                                /** @description BODY: one list with a value per placeholder, in order, e.g. [["Ana", "#1001"]]. */
+                                body_text?: string[][];
+                            };
+                            add_security_recommendation?: boolean;
+                            code_expiration_minutes?: number;
+                            buttons?: components["schemas"]["TemplateComponent"][];
+                        }[];
+                        /** @description Why the provider rejected it; only when REJECTED. */
+                        rejectionReason?: string;
+                        /** @description Category changes the provider made, oldest first. */
+                        categoryHistory: {
+                            from: string;
+                            to: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T10:00:00.000Z
+                             */
+                            at: string;
+                        }[];
+                        /** @description A category change the provider announced, and when it takes effect. */
+                        upcomingCategory?: {
+                            category: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T10:00:00.000Z
+                             */
+                            effectiveAt: string;
+                        };
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        deletedAt: string;
+                        /** @enum {unknown} */
+                        providerDeletion: "deleted" | "absent" | "refused";
+                        providerError?: {
+                            code: string;
+                            title: string;
+                            message: string;
+                            fbtraceId?: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    reviewTemplateInSandbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {unknown} */
+                    status: "APPROVED" | "REJECTED";
+                    /** @description REJECTED only: the rejectionReason (default "Rejected with the sandbox test helper."); ignored with APPROVED. */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description template_not_pending */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    advanceMessageInSandbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {unknown} */
+                    status: "SENT" | "DELIVERED" | "READ" | "FAILED";
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description invalid_status_transition */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listMessages: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description Opaque; from the previous page’s Link rel="next". */
+                cursor?: string;
+                status?: "QUEUED" | "SENT" | "DELIVERED" | "READ" | "FAILED" | "CANCELED";
+                to?: string;
+                template?: string;
+                /** @description Queued at or after this time. */
+                since?: string;
+                /** @description Queued before this time. */
+                until?: string;
+                /** @description Only the messages of this batch. */
+                batchId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"][];
+                };
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    sendMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1–255 printable ASCII characters. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description E.164 with the leading +, e.g. +5511987654321. */
+                    to: string;
+                    /** @description Name of an APPROVED template (case-sensitive). */
+                    template: string;
+                    /** @description Must be the language the template was approved in. */
+                    language: string;
+                    /** @description BODY placeholder values: "1" fills {{1}}, and so on. */
+                    variables?: {
+                        [key: string]: string;
+                    };
+                    /** @description HEADER placeholder values, the same way. */
+                    headerVariables?: {
+                        [key: string]: string;
+                    };
+                    /**
+                     * Format: date-time
+                     * @description Schedule the message: it stays QUEUED (with `scheduledFor`) and is not submitted before this time. From now to 35 days ahead (422 send_at_out_of_range otherwise). Left out: at once.
+                     */
+                    sendAt?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description idempotency_request_in_progress */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description template_not_found, template_not_approved, template_language_mismatch, template_variables_mismatch, provider_not_configured, recipient_suppressed, send_at_out_of_range, idempotency_key_reused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description message_not_cancelable */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listMessageEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageEvent"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    sendMessageBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1–255 printable ASCII characters. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Name of an APPROVED template (case-sensitive). */
+                    template: string;
+                    /** @description Must be the language the template was approved in. */
+                    language: string;
+                    /** @description One per recipient, 1–1,000. */
+                    items: {
+                        /** @description E.164 with the leading +. */
+                        to: string;
+                        /** @description BODY placeholder values: "1" fills {{1}}, and so on. */
+                        variables?: {
+                            [key: string]: string;
+                        };
+                        /** @description HEADER placeholder values, the same way. */
+                        headerVariables?: {
+                            [key: string]: string;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description Schedule the message: it stays QUEUED (with `scheduledFor`) and is not submitted before this time. From now to 35 days ahead (422 send_at_out_of_range otherwise). Left out: at once.
+                         */
+                        sendAt?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example bat_01jd2k3m4n5p6q7r8s9t0v1w2x */
+                        batchId: string;
+                        acceptedCount: number;
+                        rejectedCount: number;
+                        /** @description One result per item, in request order. */
+                        items: ({
+                            index: number;
+                            /** @enum {number} */
+                            status: 202;
+                            message: components["schemas"]["Message"];
+                        } | {
+                            index: number;
+                            /** @description The status a single send would have had. */
+                            status: number;
+                            error: components["schemas"]["Problem"];
+                        })[];
+                    };
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description idempotency_request_in_progress */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description template_not_found, template_not_approved, template_language_mismatch, provider_not_configured, idempotency_key_reused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listBatches: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description Opaque; from the previous page’s Link rel="next". */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"][];
+                };
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listSuppressions: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description Opaque; from the previous page’s Link rel="next". */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Suppression"][];
+                };
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createSuppression: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description E.164 with the leading +. */
+                    phoneNumber: string;
+                    /** @description Why, for your records. */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Suppression"];
+                };
+            };
+            /** @description OK. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Suppression"];
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getSuppression: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description E.164, URL-encoded (`%2B5511987654321`). */
+                phoneNumber: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Suppression"];
+                };
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteSuppression: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description E.164, URL-encoded (`%2B5511987654321`). */
+                phoneNumber: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    previewTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description BODY placeholder values: "1" fills {{1}}, and so on. */
+                    variables?: {
+                        [key: string]: string;
+                    };
+                    /** @description HEADER placeholder values, the same way. */
+                    headerVariables?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        header: string | null;
+                        body: string;
+                        footer: string | null;
+                    };
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description template_variables_mismatch */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description Opaque; from the previous page’s Link rel="next". */
+                cursor?: string;
+                status?: "pending" | "succeeded" | "failed";
+                event?: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.canceled" | "template.approved" | "template.rejected" | "template.paused" | "template.flagged" | "template.locked" | "template.disabled" | "template.deleted" | "template.pending_deletion" | "template.archived" | "template.limit_exceeded" | "template.in_appeal" | "webhook.test";
+                /** @description Only this message’s deliveries. */
+                messageId?: string;
+                /** @description Created at or after this time. */
+                since?: string;
+                /** @description Created before this time. */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                };
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    recoverWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601; at most 7 days ago.
+                     */
+                    since: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        requeued: number;
+                    };
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description invalid_time_range */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description Opaque; from the previous page’s Link rel="next". */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"][];
+                };
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description An https URL (CONTRACT §6): no user-info, no fragment; its host must not be or resolve to a private, loopback, link-local, carrier-grade NAT, metadata or reserved address, checked here and again at every delivery.
+                     * @example https://hooks.acme.example/svc
+                     */
+                    url: string;
+                    /**
+                     * @description The event types to receive, among: message.sent, message.delivered, message.read, message.failed, message.canceled, template.approved, template.rejected, template.paused, template.flagged, template.locked, template.disabled, template.deleted, template.pending_deletion, template.archived, template.limit_exceeded, template.in_appeal. Omitted (or null on update): every event, including ones added later.
+                     * @example [
+                     *       "message.delivered",
+                     *       "message.failed",
+                     *       "template.rejected"
+                     *     ]
+                     */
+                    events?: string[];
+                    /** @default true */
+                    enabled?: boolean;
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description webhook_endpoint_limit_reached */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description webhook_event_unknown */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description An https URL (CONTRACT §6): no user-info, no fragment; its host must not be or resolve to a private, loopback, link-local, carrier-grade NAT, metadata or reserved address, checked here and again at every delivery.
+                     * @example https://hooks.acme.example/svc
+                     */
+                    url?: string;
+                    events?: string[] | null;
+                    enabled?: boolean;
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description webhook_event_unknown */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        deliveryId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description webhook_endpoint_disabled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -4144,9 +4883,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4191,69 +4933,40 @@ export interface operations {
             /** @description validation_failed */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        /** @description Stable, machine-readable error code. */
-                        code: string;
-                        detail: string;
-                        requestId: string;
-                        errors?: {
-                            field: string;
-                            code: string;
-                            message: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description unauthorized */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        /** @description Stable, machine-readable error code. */
-                        code: string;
-                        detail: string;
-                        requestId: string;
-                        errors?: {
-                            field: string;
-                            code: string;
-                            message: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             /** @description internal_error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        type: string;
-                        title: string;
-                        status: number;
-                        /** @description Stable, machine-readable error code. */
-                        code: string;
-                        detail: string;
-                        requestId: string;
-                        errors?: {
-                            field: string;
-                            code: string;
-                            message: string;
-                        }[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            503: components["responses"]["Unavailable"];
         };
     };
     messageSentWebhook: {
@@ -4413,6 +5126,578 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["MessageWebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any answer other than 2xx (or none in time) is a failed attempt, retried later. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    messageCanceledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id: the same as X-Service-Delivery, the same on every retry; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks timestamp: seconds since the epoch, the time of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per live `whsec_` secret (two for 24 h after a rotation). Verify against the raw body; accept if any matches. */
+                "webhook-signature": string;
+                /** @description The event type, equal to the `event` field. */
+                "X-Service-Event": string;
+                /** @description A UUID per (event, destination), the same on every retry of that event. */
+                "X-Service-Delivery": string;
+                /** @description The attempt number: 1, 2, … */
+                "X-Service-Delivery-Attempt": string;
+                /** @description Always `Service/1.0`. */
+                "User-Agent": "Service/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageWebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any answer other than 2xx (or none in time) is a failed attempt, retried later. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    templateApprovedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id: the same as X-Service-Delivery, the same on every retry; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks timestamp: seconds since the epoch, the time of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per live `whsec_` secret (two for 24 h after a rotation). Verify against the raw body; accept if any matches. */
+                "webhook-signature": string;
+                /** @description The event type, equal to the `event` field. */
+                "X-Service-Event": string;
+                /** @description A UUID per (event, destination), the same on every retry of that event. */
+                "X-Service-Delivery": string;
+                /** @description The attempt number: 1, 2, … */
+                "X-Service-Delivery-Attempt": string;
+                /** @description Always `Service/1.0`. */
+                "User-Agent": "Service/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateWebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any answer other than 2xx (or none in time) is a failed attempt, retried later. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    templateRejectedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id: the same as X-Service-Delivery, the same on every retry; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks timestamp: seconds since the epoch, the time of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per live `whsec_` secret (two for 24 h after a rotation). Verify against the raw body; accept if any matches. */
+                "webhook-signature": string;
+                /** @description The event type, equal to the `event` field. */
+                "X-Service-Event": string;
+                /** @description A UUID per (event, destination), the same on every retry of that event. */
+                "X-Service-Delivery": string;
+                /** @description The attempt number: 1, 2, … */
+                "X-Service-Delivery-Attempt": string;
+                /** @description Always `Service/1.0`. */
+                "User-Agent": "Service/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateWebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any answer other than 2xx (or none in time) is a failed attempt, retried later. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    templatePausedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id: the same as X-Service-Delivery, the same on every retry; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks timestamp: seconds since the epoch, the time of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per live `whsec_` secret (two for 24 h after a rotation). Verify against the raw body; accept if any matches. */
+                "webhook-signature": string;
+                /** @description The event type, equal to the `event` field. */
+                "X-Service-Event": string;
+                /** @description A UUID per (event, destination), the same on every retry of that event. */
+                "X-Service-Delivery": string;
+                /** @description The attempt number: 1, 2, … */
+                "X-Service-Delivery-Attempt": string;
+                /** @description Always `Service/1.0`. */
+                "User-Agent": "Service/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateWebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any answer other than 2xx (or none in time) is a failed attempt, retried later. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    templateFlaggedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id: the same as X-Service-Delivery, the same on every retry; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks timestamp: seconds since the epoch, the time of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per live `whsec_` secret (two for 24 h after a rotation). Verify against the raw body; accept if any matches. */
+                "webhook-signature": string;
+                /** @description The event type, equal to the `event` field. */
+                "X-Service-Event": string;
+                /** @description A UUID per (event, destination), the same on every retry of that event. */
+                "X-Service-Delivery": string;
+                /** @description The attempt number: 1, 2, … */
+                "X-Service-Delivery-Attempt": string;
+                /** @description Always `Service/1.0`. */
+                "User-Agent": "Service/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateWebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any answer other than 2xx (or none in time) is a failed attempt, retried later. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    templateLockedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id: the same as X-Service-Delivery, the same on every retry; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks timestamp: seconds since the epoch, the time of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per live `whsec_` secret (two for 24 h after a rotation). Verify against the raw body; accept if any matches. */
+                "webhook-signature": string;
+                /** @description The event type, equal to the `event` field. */
+                "X-Service-Event": string;
+                /** @description A UUID per (event, destination), the same on every retry of that event. */
+                "X-Service-Delivery": string;
+                /** @description The attempt number: 1, 2, … */
+                "X-Service-Delivery-Attempt": string;
+                /** @description Always `Service/1.0`. */
+                "User-Agent": "Service/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateWebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any answer other than 2xx (or none in time) is a failed attempt, retried later. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    templateDisabledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id: the same as X-Service-Delivery, the same on every retry; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks timestamp: seconds since the epoch, the time of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per live `whsec_` secret (two for 24 h after a rotation). Verify against the raw body; accept if any matches. */
+                "webhook-signature": string;
+                /** @description The event type, equal to the `event` field. */
+                "X-Service-Event": string;
+                /** @description A UUID per (event, destination), the same on every retry of that event. */
+                "X-Service-Delivery": string;
+                /** @description The attempt number: 1, 2, … */
+                "X-Service-Delivery-Attempt": string;
+                /** @description Always `Service/1.0`. */
+                "User-Agent": "Service/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateWebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any answer other than 2xx (or none in time) is a failed attempt, retried later. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    templateDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id: the same as X-Service-Delivery, the same on every retry; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks timestamp: seconds since the epoch, the time of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per live `whsec_` secret (two for 24 h after a rotation). Verify against the raw body; accept if any matches. */
+                "webhook-signature": string;
+                /** @description The event type, equal to the `event` field. */
+                "X-Service-Event": string;
+                /** @description A UUID per (event, destination), the same on every retry of that event. */
+                "X-Service-Delivery": string;
+                /** @description The attempt number: 1, 2, … */
+                "X-Service-Delivery-Attempt": string;
+                /** @description Always `Service/1.0`. */
+                "User-Agent": "Service/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateWebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any answer other than 2xx (or none in time) is a failed attempt, retried later. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    templatePendingDeletionWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id: the same as X-Service-Delivery, the same on every retry; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks timestamp: seconds since the epoch, the time of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per live `whsec_` secret (two for 24 h after a rotation). Verify against the raw body; accept if any matches. */
+                "webhook-signature": string;
+                /** @description The event type, equal to the `event` field. */
+                "X-Service-Event": string;
+                /** @description A UUID per (event, destination), the same on every retry of that event. */
+                "X-Service-Delivery": string;
+                /** @description The attempt number: 1, 2, … */
+                "X-Service-Delivery-Attempt": string;
+                /** @description Always `Service/1.0`. */
+                "User-Agent": "Service/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateWebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any answer other than 2xx (or none in time) is a failed attempt, retried later. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    templateArchivedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id: the same as X-Service-Delivery, the same on every retry; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks timestamp: seconds since the epoch, the time of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per live `whsec_` secret (two for 24 h after a rotation). Verify against the raw body; accept if any matches. */
+                "webhook-signature": string;
+                /** @description The event type, equal to the `event` field. */
+                "X-Service-Event": string;
+                /** @description A UUID per (event, destination), the same on every retry of that event. */
+                "X-Service-Delivery": string;
+                /** @description The attempt number: 1, 2, … */
+                "X-Service-Delivery-Attempt": string;
+                /** @description Always `Service/1.0`. */
+                "User-Agent": "Service/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateWebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any answer other than 2xx (or none in time) is a failed attempt, retried later. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    templateLimitExceededWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id: the same as X-Service-Delivery, the same on every retry; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks timestamp: seconds since the epoch, the time of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per live `whsec_` secret (two for 24 h after a rotation). Verify against the raw body; accept if any matches. */
+                "webhook-signature": string;
+                /** @description The event type, equal to the `event` field. */
+                "X-Service-Event": string;
+                /** @description A UUID per (event, destination), the same on every retry of that event. */
+                "X-Service-Delivery": string;
+                /** @description The attempt number: 1, 2, … */
+                "X-Service-Delivery-Attempt": string;
+                /** @description Always `Service/1.0`. */
+                "User-Agent": "Service/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateWebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any answer other than 2xx (or none in time) is a failed attempt, retried later. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    templateInAppealWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id: the same as X-Service-Delivery, the same on every retry; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks timestamp: seconds since the epoch, the time of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per live `whsec_` secret (two for 24 h after a rotation). Verify against the raw body; accept if any matches. */
+                "webhook-signature": string;
+                /** @description The event type, equal to the `event` field. */
+                "X-Service-Event": string;
+                /** @description A UUID per (event, destination), the same on every retry of that event. */
+                "X-Service-Delivery": string;
+                /** @description The attempt number: 1, 2, … */
+                "X-Service-Delivery-Attempt": string;
+                /** @description Always `Service/1.0`. */
+                "User-Agent": "Service/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateWebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any answer other than 2xx (or none in time) is a failed attempt, retried later. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookTestWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id: the same as X-Service-Delivery, the same on every retry; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks timestamp: seconds since the epoch, the time of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per live `whsec_` secret (two for 24 h after a rotation). Verify against the raw body; accept if any matches. */
+                "webhook-signature": string;
+                /** @description The event type, equal to the `event` field. */
+                "X-Service-Event": string;
+                /** @description A UUID per (event, destination), the same on every retry of that event. */
+                "X-Service-Delivery": string;
+                /** @description The attempt number: 1, 2, … */
+                "X-Service-Delivery-Attempt": string;
+                /** @description Always `Service/1.0`. */
+                "User-Agent": "Service/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestPayload"];
             };
         };
         responses: {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { databaseKinds } from '../support/databases.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { inlineRefs } from '../support/openapi.ts';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -103,7 +104,7 @@ for (const kind of databaseKinds()) {
         assert.equal(reply.body.provider.status, 'ready');
         assert.ok(!reply.text.includes('EAAG-sandbox'));
         assert.ok(!('provider' in (await server.call('GET', '/v1/projects/me', { key: theirs.key })).body));
-        const doc = (await server.call('GET', '/openapi.json')).body;
+        const doc = inlineRefs((await server.call('GET', '/openapi.json')).body);
         const schema = doc.paths['/v1/projects/me'].get.responses['200'].content['application/json'].schema;
         assert.ok(schema.properties.provider.properties.problem);
       });

@@ -4,6 +4,7 @@ import { databaseKinds } from '../support/databases.ts';
 import { writeGate } from '../support/writeGate.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { nextPageOf } from '../support/http.ts';
+import { inlineRefs } from '../support/openapi.ts';
 
 const BODY = { type: 'BODY', text: 'Hello {{1}}, your order {{2}} has shipped.' };
 
@@ -437,7 +438,7 @@ for (const kind of databaseKinds()) {
     });
 
     it('documents every template route in OpenAPI with its error responses', async () => {
-      const doc = (await server.call('GET', '/openapi.json')).body;
+      const doc = inlineRefs((await server.call('GET', '/openapi.json')).body);
       const post = doc.paths['/v1/templates'].post;
       assert.ok(post.requestBody);
       assert.ok(post.responses['200'] && post.responses['400'] && post.responses['401'] && post.responses['409']);

@@ -10,8 +10,7 @@ const MESSAGE_EVENTS = WEBHOOK_EVENTS.filter((event) => event.startsWith('messag
 const TEMPLATE_EVENTS = WEBHOOK_EVENTS.filter((event) => event.startsWith('template.'));
 const OTHER_EVENTS = WEBHOOK_EVENTS.filter((event) => !MESSAGE_EVENTS.includes(event) && !TEMPLATE_EVENTS.includes(event));
 
-/** The payload schemas, as named component schemas. */
-export const webhookPayloadSchemas: Record<string, object> = {
+const PAYLOAD_SCHEMAS: Record<string, object> = {
   MessageWebhookPayload: {
     type: 'object',
     description: 'A message status change (spec §6). Every field but `error` is always present.',
@@ -103,6 +102,12 @@ const SIGNATURE_HEADERS = [
   header('X-Service-Delivery-Attempt', 'The attempt number: 1, 2, …', { type: 'string', pattern: '^[1-9][0-9]*$' }),
   header('User-Agent', `Always \`${USER_AGENT}\`.`, { type: 'string', enum: [USER_AGENT] }),
 ];
+
+/** The payload schemas of the events svc delivers, as named component schemas. */
+export function webhookPayloadSchemas(): Record<string, object> {
+  const names = new Set(WEBHOOK_EVENTS.map(payloadSchemaOf));
+  return Object.fromEntries(Object.entries(structuredClone(PAYLOAD_SCHEMAS)).filter(([name]) => names.has(name)));
+}
 
 function payloadSchemaOf(event: string): string {
   if (event.startsWith('message.')) return 'MessageWebhookPayload';

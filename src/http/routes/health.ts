@@ -9,6 +9,9 @@ import { dispatchStall } from '../../workers/messageQueueHealth.ts';
 
 const Status = Type.Object({ status: Type.String() });
 
+// Public: no API key, so no 401.
+const { 401: _unauthorized, ...notReady } = errorResponses('unavailable');
+
 export async function healthRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   app.get(
     '/healthz',
@@ -22,7 +25,7 @@ export async function healthRoutes(app: FastifyInstance, ctx: HttpContext): Prom
       schema: {
         tags: ['Operations'],
         summary: 'Readiness: the database answers, its schema is current, and workers claim due messages',
-        response: { 200: Status, ...errorResponses('unavailable') },
+        response: { 200: Status, ...notReady },
       },
     },
     async () => {
