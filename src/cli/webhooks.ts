@@ -62,8 +62,9 @@ export async function forward(url: string, secret: string, event: FeedEvent, tim
     await response.arrayBuffer();
     return { ...base, statusCode: response.status, durationMs: Math.round(performance.now() - started) };
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code;
-    return { ...base, error: cause ?? (error as Error).message, durationMs: Math.round(performance.now() - started) };
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const why = cause?.code ?? cause?.message ?? (error as Error).message;
+    return { ...base, error: why, durationMs: Math.round(performance.now() - started) };
   }
 }
 

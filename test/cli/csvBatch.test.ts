@@ -1,0 +1,150 @@
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parseCsv } from '../../src/cli/csv.ts';
+import { databaseKinds } from '../support/databases.ts';
+import { createSender, type Sender } from '../support/sending.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { cliUser, type CliUser, FAST_SANDBOX } from './cli.ts';
+
+describe('CSV parsing', () => {
+  it('reads quoted fields with commas, doubled quotes and line breaks, CRLF and a BOM', () => {
+    assert.deepEqual(parseCsv('\uFEFFto,1\r\n+5511987654321,"Ana, ""A"" Souza"\r\n\r\n+5511987654322,"two\nlines"\n'), [
+      ['to', '1'],
+      ['+5511987654321', 'Ana, "A" Souza'],
+      ['+5511987654322', 'two\nlines'],
+    ]);
+  });
+
+  it('refuses an unclosed quote and a quote inside a bare field', () => {
+    assert.throws(() => parseCsv('to,1\n+5511987654321,"Ana\n'), /not closed/);
+    assert.throws(() => parseCsv('to,1\n+5511987654321,An"a\n'), /quote inside/);
+  });
+});
+
+for (const kind of databaseKinds()) {
+  describe(`svc send --csv (${kind})`, () => {
+    let server: TestServer;
+    let sender: Sender;
+    let user: CliUser;
+
+    before(async () => {
+      server = await startTestServer(kind, { env: FAST_SANDBOX });
+      sender = await createSender(server);
+      user = cliUser(server.url);
+      user.env.SVC_API_KEY = sender.key;
+    });
+    after(async () => {
+      user.remove();
+      await server.close();
+    });
+
+    const ROWS = [
+      ['+5511900000001', 'Ana', 'A-1'],
+      ['+5511900000002', 'Bia, Jr.', 'A-2'],
+      ['+5511', 'Caio', 'A-3'], // not a phone number: rejected by the API
+      ['+5511900000004', 'Duda', 'A-4'],
+      ['+5511900000005', 'Edu', 'A-5'],
+    ];
+
+    function csvFile(name: string, rows = ROWS): string {
+      const file = join(user.home, name);
+      const quote = (cell: string) => (cell.includes(',') ? `"${cell}"` : cell);
+      writeFileSync(file, ['to,1,2', ...rows.map((row) => row.map(quote).join(','))].join('\n') + '\n');
+      return file;
+    }
+
+    const sendCsv = (file: string, ...extra: string[]) =>
+      user.run(['send', '--csv', file, '--template', sender.templateName, '--language', sender.language, '--chunk-size', '2', '--json', ...extra]);
+
+    async function messagesTo(numbers: string[]): Promise<number> {
+      let count = 0;
+      for (const to of numbers) {
+        const listed = await server.call('GET', `/v1/messages?to=${encodeURIComponent(to)}`, { key: sender.key });
+        count += listed.body.length;
+      }
+      return count;
+    }
+
+    it('sends each row in chunks, reports the rejected rows with their row numbers, exit 4', async () => {
+      const file = csvFile('customers.csv');
+      const sent = await sendCsv(file);
+      assert.equal(sent.code, 4, sent.stderr);
+      const summary = JSON.parse(sent.stdout);
+      assert.equal(summary.total, 5);
+      assert.equal(summary.acceptedCount, 4);
+      assert.equal(summary.rejectedCount, 1);
+      assert.equal(summary.batches.length, 3);
+      assert.deepEqual(
+        summary.rejected.map((row: { row: number; to: string; status: number; code: string }) => [row.row, row.to, row.status, row.code]),
+        [[4, '+5511', 400, 'validation_failed']],
+      );
+      assert.equal(summary.statePath, `${file}.svc-batch.json`);
+      const batch = await server.call('GET', `/v1/messages?batchId=${summary.batches[0].batchId}`, { key: sender.key });
+      assert.deepEqual(batch.body.map((message: { to: string }) => message.to).sort(), ['+5511900000001', '+5511900000002']);
+      const bia = batch.body.find((message: { to: string }) => message.to === '+5511900000002');
+      assert.equal(bia.content.body, 'Hello Bia, Jr., your order A-2 has shipped today.');
+    });
+
+    it('resumes without duplicates: from its state file, and from the API when the state is lost', async () => {
+      const file = csvFile('resume.csv', ROWS.filter((row) => row[0] !== '+5511').map(([to, ...rest]) => [to!.replace('5511900', '5511910'), ...rest]));
+      const numbers = ROWS.filter((row) => row[0] !== '+5511').map(([to]) => to!.replace('5511900', '5511910'));
+      const first = await sendCsv(file);
+      assert.equal(first.code, 0, first.stderr);
+      const summary = JSON.parse(first.stdout);
+      assert.equal(summary.acceptedCount, 4);
+      assert.equal(await messagesTo(numbers), 4);
+
+      // A run that died after its first chunk: the state holds chunk 0 only; chunk 1 is in svc.
+      const statePath = `${file}.svc-batch.json`;
+      const state = JSON.parse(readFileSync(statePath, 'utf8'));
+      state.chunks = { 0: state.chunks[0] };
+      writeFileSync(statePath, JSON.stringify(state));
+      const resumed = await sendCsv(file);
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.match(resumed.stderr, /Resuming: 1 of 2 chunks/);
+      assert.deepEqual(JSON.parse(resumed.stdout).batches, summary.batches);
+      assert.equal(await messagesTo(numbers), 4);
+
+      // No state at all: every chunk's key is answered from svc's idempotency record.
+      rmSync(statePath);
+      const again = await sendCsv(file);
+      assert.equal(again.code, 0, again.stderr);
+      assert.deepEqual(JSON.parse(again.stdout).batches, summary.batches);
+      assert.equal(await messagesTo(numbers), 4);
+    });
+
+    it('treats an edited file as a new batch', async () => {
+      const file = csvFile('edited.csv', [['+5511920000001', 'Ana', 'A-1']]);
+      assert.equal((await sendCsv(file)).code, 0);
+      writeFileSync(file, 'to,1,2\n+5511920000001,Ana,A-1\n+5511920000002,Bia,A-2\n');
+      const edited = await sendCsv(file);
+      assert.equal(edited.code, 0, edited.stderr);
+      assert.equal(JSON.parse(edited.stdout).acceptedCount, 2);
+      assert.equal(await messagesTo(['+5511920000001', '+5511920000002']), 3);
+    });
+
+    it('exits 2 for a CSV it cannot use, sending nothing', async () => {
+      const noTo = join(user.home, 'no-to.csv');
+      writeFileSync(noTo, 'phone,1,2\n+5511930000001,Ana,A-1\n');
+      const refused = await sendCsv(noTo);
+      assert.equal(refused.code, 2);
+      assert.match(refused.stderr, /unknown CSV columns: phone/);
+      const ragged = join(user.home, 'ragged.csv');
+      writeFileSync(ragged, 'to,1,2\n+5511930000001,Ana\n');
+      assert.equal((await sendCsv(ragged)).code, 2);
+      assert.equal((await sendCsv(csvFile('x.csv'), '--to', '+5511930000001')).code, 2, '--csv with --to');
+      assert.equal(await messagesTo(['+5511930000001']), 0);
+    });
+
+    it('exits 1 for a template the API refuses, creating no batch', async () => {
+      const file = csvFile('unknown-template.csv', [['+5511940000001', 'Ana', 'A-1']]);
+      const refused = await user.run(['send', '--csv', file, '--template', 'nope', '--language', 'en_US']);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /template_not_found/);
+      assert.match(refused.stderr, /run the same command again to resume/);
+      assert.equal(await messagesTo(['+5511940000001']), 0);
+    });
+  });
+}
