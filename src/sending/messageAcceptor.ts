@@ -7,6 +7,7 @@ import { insertBatch } from '../db/batches.ts';
 import { currentTemplates, insertMessages, type MessageRow } from '../db/messages.ts';
 import type { BatchesTable, TemplatesTable } from '../db/tables.ts';
 import { ApiError } from '../http/errors.ts';
+import { countAcceptedMessages } from '../db/messageCounts.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
@@ -173,6 +174,7 @@ export class MessageAcceptor {
     for (const item of accepted) if (item.batch) await insertBatch(trx, item.batch);
     const messages = accepted.flatMap((item) => item.messages);
     await insertMessages(trx, messages);
+    await countAcceptedMessages(trx, messages);
     if (messages.length > 0) await this.#notifier.notifyInTransaction(trx, 'messages');
     return outcomes;
   }

@@ -1,4 +1,5 @@
 import type { Db, DialectName } from '../db/database.ts';
+import { countStatusChanges } from '../db/messageCounts.ts';
 import { insertMessageEvents, type MessageChanges, type MessageRow, updateMessages } from '../db/messages.ts';
 import type { MessageStatus } from '../db/tables.ts';
 import { newId } from '../domain/ids.ts';
@@ -81,6 +82,7 @@ export async function recordStatusChanges(
   }
   await updateMessages(trx, dialect, updates);
   await insertMessageEvents(trx, events);
+  await countStatusChanges(trx, events, changes.map((change) => change.message));
   await suppressOptedOutRecipients(trx, notifier, changes, now);
   for (const event of events) statusChangesCounter.inc({ status: event.status });
   return enqueueWebhookDeliveries(trx, notifier, webhooks, now);

@@ -11,6 +11,7 @@ import * as m0008 from './0008_request_path.ts';
 import * as m0009e from './0009_events_feed.ts';
 import * as m0009s from './0009_sending.ts';
 import * as m0009w from './0009_webhook_endpoints.ts';
+import * as m0010c from './0010_message_counts.ts';
 
 /** Every migration, in order. Names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0009_events_feed': m0009e,
   '0009_sending': m0009s,
   '0009_webhook_endpoints': m0009w,
+  '0010_message_counts': m0010c,
 };
