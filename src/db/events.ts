@@ -2,7 +2,7 @@ import type { WebhookStatus } from '../domain/webhookPayload.ts';
 import type { Db } from './database.ts';
 import { statement } from './prepared.ts';
 
-// The project's webhook events as a feed (GET /v1/events): every status change with a webhook,
+// The project's message events as a feed (GET /v1/events): every status change with a webhook,
 // oldest first, each with what its payload is built from. The status events themselves are the
 // record (message_events), so the feed holds every event whether or not a callback URL was set.
 
@@ -22,7 +22,7 @@ export interface FeedEventRow {
 const EVENTS_AFTER = statement<FeedEventRow>(
   'select e.id, e.message_id, e.status, e.occurred_at, e.error, m.recipient, m.template_name, m.provider_message_id ' +
     'from message_events e join messages m on m.id = e.message_id ' +
-    "where e.project_id = ? and e.id > ? and e.status in ('SENT', 'DELIVERED', 'READ', 'FAILED') and m.project_id = e.project_id " +
+    "where e.project_id = ? and e.id > ? and e.status in ('SENT', 'DELIVERED', 'READ', 'FAILED', 'CANCELED') and m.project_id = e.project_id " +
     'order by e.id limit ?',
 );
 

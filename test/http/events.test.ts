@@ -83,6 +83,23 @@ for (const kind of databaseKinds()) {
         assert.equal(failed.payload.error.code, '131026');
       });
 
+      it('holds message.canceled, its payload the webhook body', async () => {
+        const sender = await createSender(server);
+        await server.call('PUT', '/v1/projects/me/provider-credentials', { key: sender.key, body: { callbackUrl: receiver.url } });
+        const sendAt = new Date(Date.now() + 3_600_000).toISOString();
+        const sent = await server.call('POST', '/v1/messages', { key: sender.key, body: { ...sendBody(sender), sendAt } });
+        assert.equal(sent.status, 202, sent.text);
+        const canceled = await server.call('POST', `/v1/messages/${sent.body.id}/cancel`, { key: sender.key });
+        assert.equal(canceled.status, 200, canceled.text);
+        const webhook = await until('the canceled webhook', () =>
+          receiver.arrivals.find((arrival) => arrival.body.includes(sent.body.id) && arrival.headers['x-service-event'] === 'message.canceled'),
+        );
+        const events = (await server.call('GET', '/v1/events', { key: sender.key })).body;
+        assert.deepEqual(events.map((event: { type: string }) => event.type), ['message.canceled']);
+        assert.equal(events[0].payload.status, 'CANCELED');
+        assert.equal(JSON.stringify(events[0].payload), webhook.body);
+      });
+
       it('pages with after and limit, announcing the next page in Link', async () => {
         const { sender, id } = await sentMessage();
         await waitForStatus(server, sender.key, id, 'READ');

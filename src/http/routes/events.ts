@@ -8,8 +8,8 @@ import type { HttpContext } from '../context.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 
-// The project's events as a feed, oldest first, for clients that pull instead of receiving
-// webhooks (`svc webhooks listen`). Each payload is the body a callback receives for the event.
+// The project's message events as a feed, oldest first, for clients that pull instead of
+// receiving webhooks (`svc webhooks listen`). Each payload is the body a callback receives for the event.
 
 const EVENT_ID = '^[a-z]+_[0-9a-z]{26}$';
 
@@ -80,7 +80,8 @@ export async function eventRoutes(app: FastifyInstance, ctx: HttpContext): Promi
         tags: ['Webhooks'],
         summary: 'The project’s events, oldest first',
         description:
-          'Every webhook event of the project (each status change after QUEUED), whether or not a callback URL is set, ' +
+          'Every message event of the project (each status change after QUEUED: message.sent, .delivered, .read, .failed, ' +
+          '.canceled), whether or not a callback URL or endpoint is set; template and test events are not in it. ' +
           'oldest first. Continue with `after` = the last id you got; when a page is full, the `Link: <…>; rel="next"` ' +
           'header names the next one. An event committed late may carry an id just before one already read: ' +
           'a poller that must see everything re-reads a few seconds back and skips the ids it has.',
