@@ -632,6 +632,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/analytics/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Message counts over time
+         * @description One bucket per hour or day (UTC) in [from, to), oldest first, zero-filled; `from` is rounded down to the interval. A count is the status changes that happened in the bucket: with groupBy=status the messages accepted (QUEUED), sent, delivered, read, failed and canceled then; with groupBy=template or language, the messages accepted then, per template name or language code. At most 31 days at interval=hour and 366 at interval=day (422 invalid_time_range, as is `to` not after `from`). Defaults: interval=day, groupBy=status.
+         */
+        get: operations["getMessageAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -4853,6 +4873,111 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMessageAnalytics: {
+        parameters: {
+            query: {
+                /** @description Start (inclusive), rounded down to the interval (UTC). */
+                from: string;
+                /** @description End (exclusive). */
+                to: string;
+                interval?: "hour" | "day";
+                groupBy?: "status" | "template" | "language";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        from: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        to: string;
+                        /** @enum {string} */
+                        interval: "hour" | "day";
+                        /** @enum {string} */
+                        groupBy: "status" | "template" | "language";
+                        buckets: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T10:00:00.000Z
+                             */
+                            start: string;
+                            /** @description By status: QUEUED (accepted), SENT, DELIVERED, READ, FAILED, CANCELED, each present. By template or language: accepted messages per template name or language code, every key seen in the range present. */
+                            counts: {
+                                [key: string]: number;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description invalid_time_range */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             /** @description internal_error */
             500: {

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import swagger from '@fastify/swagger';
-import scalar from '@scalar/fastify-api-reference';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
 import type { HttpContext } from './context.ts';
 import { clientErrorHandler, frameworkErrorHandler } from './edgeErrors.ts';
@@ -28,6 +27,7 @@ import { decoratePublicUrl } from './publicUrl.ts';
 import { projectErasureRoutes } from './routes/projectErasure.ts';
 import { consoleRoutes } from './routes/console.ts';
 import { swaggerOptions } from './openapi/index.ts';
+import { registerDocs } from './openapi/docs.ts';
 import { eventRoutes } from './routes/events.ts';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -170,10 +170,7 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
 
   await app.register(swagger, swaggerOptions(ctx.config));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  await app.register(scalar, {
-    routePrefix: '/docs',
-    configuration: { url: '/openapi.json', title: 'svc API' },
-  });
+  registerDocs(app);
 
   decoratePublicUrl(app, ctx.config);
   await app.register(async (scope) => healthRoutes(scope, ctx));
