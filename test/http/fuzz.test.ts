@@ -76,6 +76,9 @@ const phone = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('+5511987654321', '+15550000001', '+15550000002', '+15550000003', '+15550000004', '+12025550123') },
   { weight: 1, arbitrary: fc.constantFrom('123', '+0000000000', '5511987654321') },
 );
+// Numbers the suppression list gets: never those the sends use, or every send would be refused.
+const SUPPRESSIBLE = ['+5511987650001', '+5511987650002', '+12025550199'];
+const suppressible = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...SUPPRESSIBLE) }, { weight: 1, arbitrary: fc.constantFrom('123', '5511987650001') });
 const slug = fc.stringMatching(/^[a-z0-9_]{1,24}$/);
 const printable = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)), maxLength: 40 });
 
@@ -196,9 +199,44 @@ const ENDPOINTS: Endpoint[] = [
         language: maybe(fc.oneof({ weight: 4, arbitrary: fc.constant('en_US') }, { weight: 1, arbitrary: fc.constantFrom('en', 'pt_BR') })),
         variables: maybe(variables()),
         headerVariables: maybe(fc.oneof({ weight: 4, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: variables() })),
+        sendAt: fc.constant('SOON'),
       },
       { requiredKeys: ['to', 'template', 'language', 'variables'] },
     ),
+  },
+  { method: 'POST', path: '/v1/messages/:id/cancel', resource: 'message' },
+  {
+    method: 'POST',
+    path: '/v1/messages/batch',
+    body: fc.record(
+      {
+        template: maybe(fc.oneof({ weight: 6, arbitrary: fc.constant('TEMPLATE') }, { weight: 1, arbitrary: fc.constant('unknown_one') })),
+        language: maybe(fc.constantFrom('en_US', 'pt_BR')),
+        items: maybe(
+          fc.array(
+            fc.record({ to: phone, variables: variables(), sendAt: fc.constant('SOON') }, { requiredKeys: ['to'] }),
+            { maxLength: 5 },
+          ),
+        ),
+      },
+      { requiredKeys: ['template', 'language', 'items'] },
+    ),
+  },
+  { method: 'GET', path: '/v1/batches', query: listQuery({}) },
+  { method: 'GET', path: '/v1/batches/:id' },
+  {
+    method: 'POST',
+    path: '/v1/suppressions',
+    body: fc.record({ phoneNumber: maybe(suppressible), reason: maybe(fc.string({ minLength: 1, maxLength: 20 })) }, { requiredKeys: ['phoneNumber'] }),
+  },
+  { method: 'GET', path: '/v1/suppressions', query: listQuery({}) },
+  { method: 'GET', path: '/v1/suppressions/:phoneNumber' },
+  { method: 'DELETE', path: '/v1/suppressions/:phoneNumber' },
+  {
+    method: 'POST',
+    path: '/v1/templates/:id/preview',
+    resource: 'template',
+    body: fc.record({ variables: maybe(variables()), headerVariables: maybe(variables()) }, { requiredKeys: [] }),
   },
   {
     method: 'GET',
@@ -209,6 +247,7 @@ const ENDPOINTS: Endpoint[] = [
       template: maybe(slug),
       since: maybe(isoDate),
       until: maybe(isoDate),
+      batchId: maybe(fc.constantFrom('bat_01jd2k3m4n5p6q7r8s9t0v1w2x', 'x')),
     }),
   },
   { method: 'GET', path: '/v1/messages/:id', resource: 'message' },
@@ -430,7 +469,12 @@ function percentEncoded(text: string): string {
 }
 
 function pathOf(world: World, endpoint: Endpoint, method: string, spec: Spec): string {
-  if (!endpoint.resource) return endpoint.path;
+  if (!endpoint.resource) {
+    // Paths with a number, or an id the fixture does not track (batches): plausible or hostile values.
+    const number = spec.id.kind === 'own' ? (pick(SUPPRESSIBLE, spec.id.index) ?? '') : spec.id.text;
+    const id = spec.id.kind === 'raw' && RAW_SEGMENTS.includes(spec.id.text) ? spec.id.text : percentEncoded(spec.id.text);
+    return endpoint.path.replace(':phoneNumber', percentEncoded(number)).replace(':id', id);
+  }
   const { kind, index, text } = spec.id;
   // The fixture's template stays, so that sends keep reaching past the template lookup.
   const own = method === 'DELETE' && endpoint.resource === 'template' ? world.own.template.slice(1) : world.own[endpoint.resource];
@@ -458,6 +502,9 @@ function bodyValue(world: World, value: unknown): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
   const body = { ...(value as Record<string, unknown>) };
   if (body.template === 'TEMPLATE') body.template = world.templateName;
+  // A time a moment ahead, so that scheduled sends are accepted too.
+  if (body.sendAt === 'SOON') body.sendAt = new Date(Date.now() + 5000).toISOString();
+  if (Array.isArray(body.items)) body.items = body.items.map((item) => bodyValue(world, item));
   if (body.callbackUrl === 'RECEIVER') body.callbackUrl = world.receiver.url;
   if (Array.isArray(body.entry)) {
     body.entry = JSON.parse(JSON.stringify(body.entry).replaceAll('"MESSAGE"', JSON.stringify(pick(world.own.message, 0) ?? 'none')));
@@ -689,7 +736,7 @@ for (const kind of databaseKinds()) {
         // Every route the service has is fuzzed (a new route without an entry here fails this).
         for (const [path, operations] of Object.entries<Record<string, unknown>>(doc.paths)) {
           for (const method of Object.keys(operations)) {
-            const name = `${method.toUpperCase()} ${path.replace('{id}', ':id')}`;
+            const name = `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`;
             assert.ok((calls.get(name)?.all ?? 0) >= 20, `${name} was fuzzed ${calls.get(name)?.all ?? 0} times`);
           }
         }
