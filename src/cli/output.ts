@@ -86,8 +86,9 @@ function withNewline(text: string): string {
   return text === '' || text.endsWith('\n') ? text : text + '\n';
 }
 
-/** Rows as aligned columns under a header; empty cells show as "-". */
+/** Rows as aligned columns under a header; empty cells show as "-"; no rows at all, as "(none)". */
 export function table(header: readonly string[], rows: readonly (readonly (string | number | null | undefined)[])[]): string {
+  if (rows.length === 0) return '(none)';
   const cells = [header, ...rows.map((row) => row.map((cell) => (cell === null || cell === undefined || cell === '' ? '-' : String(cell))))];
   const widths = header.map((_, column) => Math.max(...cells.map((row) => (row[column] ?? '').length)));
   return cells
