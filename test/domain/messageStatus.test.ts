@@ -28,6 +28,13 @@ describe('message state machine', () => {
     for (const to of ['SENT', 'DELIVERED', 'READ', 'FAILED'] as const) assert.deepEqual(transitionsFor('FAILED', to), []);
   });
 
+  it('CANCELED only follows QUEUED, and nothing follows it', () => {
+    assert.deepEqual(transitionsFor('QUEUED', 'CANCELED'), ['CANCELED']);
+    for (const from of ['SENT', 'DELIVERED', 'READ', 'FAILED'] as const) assert.deepEqual(transitionsFor(from, 'CANCELED'), []);
+    for (const to of ['SENT', 'DELIVERED', 'READ', 'FAILED'] as const) assert.deepEqual(transitionsFor('CANCELED', to), []);
+    assert.deepEqual(transitionsForReport('CANCELED', 'FAILED'), [], 'a late provider report changes nothing');
+  });
+
   it('names webhook events', () => {
     assert.equal(eventTypeOf('SENT'), 'message.sent');
     assert.equal(eventTypeOf('FAILED'), 'message.failed');
