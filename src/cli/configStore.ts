@@ -47,12 +47,17 @@ export function readConfig(path = configPath()): CliConfig {
 /** Writes the whole config: a 0600 file renamed into a 0700 folder, so no reader sees it half written or open. */
 export function writeConfig(config: CliConfig, path = configPath()): void {
   const dir = dirname(path);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chmodSync(dir, 0o700);
-  const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, JSON.stringify(config, null, 2) + '\n', { mode: 0o600 });
-  chmodSync(temporary, 0o600);
-  renameSync(temporary, path);
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+    const temporary = `${path}.${process.pid}.tmp`;
+    writeFileSync(temporary, JSON.stringify(config, null, 2) + '\n', { mode: 0o600 });
+    chmodSync(temporary, 0o600);
+    renameSync(temporary, path);
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    throw new CliError(`cannot write ${path}: ${code ?? message} (set XDG_CONFIG_HOME to a folder of yours)`, EXIT.failed);
+  }
 }
 
 /** The config with `changes` applied (undefined removes a field), written back. */

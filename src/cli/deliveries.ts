@@ -43,7 +43,7 @@ export function registerDeliveryCommands(program: Command): void {
     if (!Number.isInteger(limit) || limit < 1) throw usageError(`--limit must be a whole number above 0, not "${options.limit}"`);
     const api = signedIn();
     const query = {
-      ...(options.status !== undefined && { status: options.status }),
+      ...(options.status !== undefined && { status: options.status.toLowerCase() }),
       ...(options.event !== undefined && { event: options.event }),
       ...(options.message !== undefined && { messageId: options.message }),
       limit: Math.min(200, limit),
