@@ -1,4 +1,13 @@
-import { createSvcClient, type SvcClient, SvcError } from '@svc/sdk';
+import {
+  type CallResult,
+  createSvcClient,
+  type PagedItem,
+  type PagedPath,
+  type PagedQuery,
+  type SvcClient,
+  SvcError,
+  unwrap,
+} from '@svc/sdk';
 import { configPath, DEFAULT_BASE_URL, readConfig } from './configStore.ts';
 import { CliError, EXIT } from './exitCodes.ts';
 
@@ -9,20 +18,10 @@ export interface Session {
   readonly svc: SvcClient;
   readonly baseUrl: string;
   /** The data of a call, or a CliError that explains the failure. */
-  call<T>(request: Promise<CallResult<T>>): Promise<T>;
-  /** A call to a path the generated types do not know yet, by its literal path and query. */
-  raw<T>(method: 'GET' | 'POST' | 'DELETE', path: string, init?: RawInit): Promise<T>;
+  call<R extends CallResult>(request: Promise<R>): ReturnType<typeof unwrap<R>>;
   /** Every item of a paged list (following Link rel="next"), failures translated. */
-  paginate<T>(path: string, query?: Record<string, unknown>): AsyncGenerator<T>;
+  paginate<P extends PagedPath>(path: P, query?: PagedQuery<P>): AsyncGenerator<PagedItem<P>>;
 }
-
-export interface RawInit {
-  query?: Record<string, string | number | undefined>;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-type CallResult<T> = { data?: T; error?: unknown; response: Response };
 
 /** SVC_BASE_URL, else the base URL `svc login` saved, else the local default. */
 export function baseUrlOf(flag?: string): string {
@@ -45,32 +44,20 @@ export function signedIn(): Session {
 /** A session for the one public endpoint (POST /v1/projects), or with a key not yet saved. */
 export function session(baseUrl: string, apiKey?: string): Session {
   const svc = createSvcClient({ baseUrl, ...(apiKey !== undefined && { apiKey }) });
-  const call = async <T>(request: Promise<CallResult<T>>): Promise<T> => {
-    let result: CallResult<T>;
+  const call = async <R extends CallResult>(request: Promise<R>) => {
     try {
-      result = await request;
+      return await unwrap(request);
     } catch (error) {
+      if (error instanceof SvcError) throw cliErrorOf(error);
       throw unreachable(baseUrl, error);
     }
-    if (result.error !== undefined || !result.response.ok) throw cliErrorOf(new SvcError(result.response, result.error));
-    return result.data as T;
   };
-  // Loose views of the typed client, for paths its generated types may not hold yet.
-  const loose = svc as unknown as Record<'GET' | 'POST' | 'DELETE', (path: string, init: object) => Promise<CallResult<unknown>>>;
   return {
     svc,
     baseUrl,
     call,
-    raw: <T>(method: 'GET' | 'POST' | 'DELETE', path: string, init: RawInit = {}) =>
-      call(
-        loose[method](path, {
-          params: { query: init.query },
-          ...(init.body !== undefined && { body: init.body }),
-          ...(init.headers && { headers: init.headers }),
-        }) as Promise<CallResult<T>>,
-      ),
-    async *paginate<T>(path: string, query?: Record<string, unknown>) {
-      const pages = (svc.paginate as (path: string, options: object) => AsyncIterableIterator<T>)(path, { query });
+    async *paginate<P extends PagedPath>(path: P, query?: PagedQuery<P>) {
+      const pages = svc.paginate(path, query === undefined ? {} : { query });
       try {
         yield* pages;
       } catch (error) {

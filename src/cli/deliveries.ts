@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { WebhookDelivery } from '@svc/sdk';
+import type { PagedQuery, WebhookDelivery } from '@svc/sdk';
 import { signedIn } from './api.ts';
 import { group, leaf, runs } from './command.ts';
 import { usageError } from './exitCodes.ts';
@@ -42,14 +42,15 @@ export function registerDeliveryCommands(program: Command): void {
     const limit = Number(options.limit);
     if (!Number.isInteger(limit) || limit < 1) throw usageError(`--limit must be a whole number above 0, not "${options.limit}"`);
     const api = signedIn();
-    const query = {
-      ...(options.status !== undefined && { status: options.status.toLowerCase() }),
-      ...(options.event !== undefined && { event: options.event }),
+    // Values go as given (the status lower-cased): the API answers 400 naming the allowed ones.
+    const query: PagedQuery<'/v1/webhook-deliveries'> = {
+      ...(options.status !== undefined && { status: options.status.toLowerCase() as WebhookDelivery['status'] }),
+      ...(options.event !== undefined && { event: options.event as WebhookDelivery['event'] }),
       ...(options.message !== undefined && { messageId: options.message }),
       limit: Math.min(200, limit),
     };
     const shown: WebhookDelivery[] = [];
-    for await (const delivery of api.paginate<WebhookDelivery>('/v1/webhook-deliveries', query)) {
+    for await (const delivery of api.paginate('/v1/webhook-deliveries', query)) {
       shown.push(delivery);
       if (shown.length >= limit) break;
     }

@@ -57,7 +57,7 @@ export class EventFeed {
     let after = lower < this.#start ? this.#start : lower;
     const fresh: FeedEvent[] = [];
     for (;;) {
-      const page = await this.#api.raw<FeedEvent[]>('GET', '/v1/events', { query: { after, limit: PAGE } });
+      const page: FeedEvent[] = await this.#api.call(this.#api.svc.GET('/v1/events', { params: { query: { after, limit: PAGE } } }));
       for (const event of page) {
         if (this.#seen.has(event.id)) continue;
         this.#seen.set(event.id, timeOfId(event.id));

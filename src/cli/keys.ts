@@ -22,7 +22,7 @@ export function registerKeyCommands(program: Command): void {
   runs(leaf(keys, 'list', 'the active keys (values are never shown again)'), async (out) => {
     const api = signedIn();
     const all: ApiKey[] = [];
-    for await (const key of api.paginate<ApiKey>('/v1/api-keys')) all.push(key);
+    for await (const key of api.paginate('/v1/api-keys')) all.push(key);
     out.result(all, () =>
       table(
         ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED'],

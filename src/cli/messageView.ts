@@ -1,20 +1,12 @@
 import type { Message } from '@svc/sdk';
 import { shortTime } from './output.ts';
 
-// A message as the CLI shows it. Typed from the SDK, widened with issue 12's fields (scheduled,
-// canceled, batch) for as long as the generated types lag behind the API.
-
-export type MessageShown = Omit<Message, 'status'> & {
-  status: Message['status'] | 'CANCELED';
-  scheduledFor?: string | null;
-  canceledAt?: string | null;
-  batchId?: string | null;
-};
+// A message as the CLI shows it: its timeline from its timestamps, its content.
 
 export const FINAL_STATUSES = new Set(['READ', 'FAILED', 'CANCELED']);
 
 /** The statuses a message has reached, each with when, in the order they happened. */
-export function timelineOf(message: MessageShown): { status: string; at: string }[] {
+export function timelineOf(message: Message): { status: string; at: string }[] {
   const steps: { status: string; at: string | null | undefined }[] = [
     { status: 'QUEUED', at: message.queuedAt },
     { status: 'SENT', at: message.sentAt },
@@ -28,12 +20,12 @@ export function timelineOf(message: MessageShown): { status: string; at: string 
     .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
 }
 
-export function statusLine(status: string, at: string, message: MessageShown): string {
+export function statusLine(status: string, at: string, message: Message): string {
   const why = status === 'FAILED' && message.error ? `  ${message.error.code} ${message.error.title}: ${message.error.message}` : '';
   return `  ${status.padEnd(9)} ${shortTime(at)}${why}`;
 }
 
-export function describeMessage(message: MessageShown): string {
+export function describeMessage(message: Message): string {
   const lines = [
     `${message.id}  ${message.status}`,
     `  to:        ${message.to}`,

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import type { MessageEvent } from '@svc/sdk';
+import type { Message, MessageEvent, PagedQuery } from '@svc/sdk';
 import { signedIn } from './api.ts';
 import { group, leaf, runs } from './command.ts';
 import { EventFeed, LOOKBACK_MS, sinceOf } from './eventFeed.ts';
 import { usageError } from './exitCodes.ts';
-import { describeMessage, type MessageShown } from './messageView.ts';
+import { describeMessage } from './messageView.ts';
 import { shortTime, table } from './output.ts';
 import { parseDuration, sleep } from './waiting.ts';
 
@@ -43,8 +43,9 @@ export function registerMessageCommands(program: Command): void {
   runs<ListOptions>(list, async (out, options) => {
     const limit = options.all ? Infinity : countOf(options.limit);
     const api = signedIn();
-    const query = {
-      ...(options.status !== undefined && { status: options.status.toUpperCase() }),
+    // Values go as given (the status upper-cased): the API answers 400 naming the allowed ones.
+    const query: PagedQuery<'/v1/messages'> = {
+      ...(options.status !== undefined && { status: options.status.toUpperCase() as Message['status'] }),
       ...(options.to !== undefined && { to: options.to }),
       ...(options.template !== undefined && { template: options.template }),
       ...(options.batch !== undefined && { batchId: options.batch }),
@@ -52,8 +53,8 @@ export function registerMessageCommands(program: Command): void {
       ...(options.until !== undefined && { until: options.until }),
       limit: Math.min(200, limit),
     };
-    const shown: MessageShown[] = [];
-    for await (const message of api.paginate<MessageShown>('/v1/messages', query)) {
+    const shown: Message[] = [];
+    for await (const message of api.paginate('/v1/messages', query)) {
       shown.push(message);
       if (shown.length >= limit) break;
     }
@@ -71,7 +72,7 @@ export function registerMessageCommands(program: Command): void {
   );
   runs<{ json?: boolean; events?: boolean }>(get, async (out, options, id) => {
     const api = signedIn();
-    const message = (await api.call(api.svc.GET('/v1/messages/{id}', { params: { path: { id: id! } } }))) as MessageShown;
+    const message = await api.call(api.svc.GET('/v1/messages/{id}', { params: { path: { id: id! } } }));
     if (!options.events) {
       out.result(message, () => describeMessage(message));
       return;
@@ -104,6 +105,9 @@ export function registerMessageCommands(program: Command): void {
     process.once('SIGINT', () => process.exit(0));
     if (!out.json) out.note(`Following this project's messages from ${new Date(sinceMs).toISOString()}; Ctrl-C to stop.`);
     for (;;) {
+      // Events first: a message whose change is read here was committed before the list of new
+      // messages below is asked for, so its QUEUED line is never printed after its changes.
+      const changes = await events.poll();
       const lines: TailLine[] = (await queued.poll(api)).map((message) => ({
         event: 'message.queued',
         messageId: message.id,
@@ -112,7 +116,7 @@ export function registerMessageCommands(program: Command): void {
         status: 'QUEUED',
         occurredAt: message.queuedAt,
       }));
-      for (const event of await events.poll()) {
+      for (const event of changes) {
         const payload = event.payload as { message_id?: string; to?: string; template?: string; status?: string; error?: TailLine['error'] };
         lines.push({
           event: event.type,
@@ -133,7 +137,7 @@ export function registerMessageCommands(program: Command): void {
 
   runs(leaf(messages, 'cancel <id>', 'cancel a message not yet submitted (QUEUED, e.g. scheduled)'), async (out, _options, id) => {
     const api = signedIn();
-    const message = await api.raw<MessageShown>('POST', `/v1/messages/${encodeURIComponent(id!)}/cancel`);
+    const message = await api.call(api.svc.POST('/v1/messages/{id}/cancel', { params: { path: { id: id! } } }));
     out.result(message, () => `${message.id} is ${message.status}${message.canceledAt ? ` since ${shortTime(message.canceledAt)}` : ''}.`);
   });
 }
@@ -163,13 +167,13 @@ class NewMessages {
     this.#sinceMs = sinceMs;
   }
 
-  async poll(api: ReturnType<typeof signedIn>): Promise<MessageShown[]> {
+  async poll(api: ReturnType<typeof signedIn>): Promise<Message[]> {
     // From the start the first time; then from a little back (a message may commit late).
     const from = this.#polled ? Math.max(this.#sinceMs, Date.now() - LOOKBACK_MS) : this.#sinceMs;
     this.#polled = true;
     const since = new Date(from).toISOString();
-    const fresh: MessageShown[] = [];
-    for await (const message of api.paginate<MessageShown>('/v1/messages', { since, limit: 200 })) {
+    const fresh: Message[] = [];
+    for await (const message of api.paginate('/v1/messages', { since, limit: 200 })) {
       if (this.#seen.has(message.id)) continue;
       this.#seen.set(message.id, Date.parse(message.queuedAt));
       fresh.push(message);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { Problem } from '@svc/sdk';
+import type { Message, Problem } from '@svc/sdk';
 import { type Session, signedIn } from './api.ts';
 import { collect, leaf, runs } from './command.ts';
 import {
@@ -18,7 +18,7 @@ import {
   statePathFor,
 } from './csvBatch.ts';
 import { CliError, EXIT, usageError } from './exitCodes.ts';
-import { FINAL_STATUSES, type MessageShown, statusLine, timelineOf } from './messageView.ts';
+import { FINAL_STATUSES, statusLine, timelineOf } from './messageView.ts';
 import type { Output } from './output.ts';
 import { onInterrupt, parseDuration, pollUntil, sleep } from './waiting.ts';
 
@@ -59,17 +59,20 @@ async function sendOne(out: Output, options: SendOptions): Promise<void> {
   const variables = variablesOf(options.var, '--var');
   const headerVariables = variablesOf(options.headerVar, '--header-var');
   const api = signedIn();
-  const message = await api.raw<MessageShown>('POST', '/v1/messages', {
-    body: {
+  const message = await api.call(
+    api.svc.POST('/v1/messages', {
+      body: {
       to: options.to,
       template: options.template,
       language: options.language,
       ...(variables && { variables }),
       ...(headerVariables && { headerVariables }),
-      ...(options.sendAt !== undefined && { sendAt: options.sendAt }),
-    },
-    ...(options.idempotencyKey !== undefined && { headers: { 'idempotency-key': options.idempotencyKey } }),
-  });
+        ...(options.sendAt !== undefined && { sendAt: options.sendAt }),
+      },
+      // Without one, the SDK makes a key for this call (its own retries reuse it).
+      ...(options.idempotencyKey !== undefined && { headers: { 'idempotency-key': options.idempotencyKey } }),
+    }),
+  );
   const scheduled = message.scheduledFor ? `, scheduled for ${message.scheduledFor}` : '';
   if (!options.follow) {
     out.result(message, () => `Queued ${message.id} to ${message.to} (${message.template}, ${message.language})${scheduled}.`);
@@ -82,9 +85,9 @@ async function sendOne(out: Output, options: SendOptions): Promise<void> {
 }
 
 /** Prints each status the message reaches until a final one (READ, FAILED, CANCELED); returns it then. */
-async function follow(out: Output, api: Session, first: MessageShown, timeoutMs: number | undefined): Promise<MessageShown> {
+async function follow(out: Output, api: Session, first: Message, timeoutMs: number | undefined): Promise<Message> {
   const printed = new Set<string>();
-  const show = (message: MessageShown) => {
+  const show = (message: Message) => {
     for (const step of timelineOf(message)) {
       if (printed.has(step.status)) continue;
       printed.add(step.status);
@@ -97,8 +100,7 @@ async function follow(out: Output, api: Session, first: MessageShown, timeoutMs:
   try {
     return await pollUntil(
       async () => {
-        const message = await api.call(api.svc.GET('/v1/messages/{id}', { params: { path: { id: first.id } } }));
-        const shown = message as MessageShown;
+        const shown = await api.call(api.svc.GET('/v1/messages/{id}', { params: { path: { id: first.id } } }));
         spinner.stop();
         show(shown);
         if (FINAL_STATUSES.has(shown.status)) return shown;
@@ -113,15 +115,8 @@ async function follow(out: Output, api: Session, first: MessageShown, timeoutMs:
   }
 }
 
-interface BatchAnswer {
-  batchId: string;
-  acceptedCount: number;
-  rejectedCount: number;
-  items: ({ index: number; status: 202; message: MessageShown } | { index: number; status: number; error: Problem })[];
-}
-
 /** POSTs one chunk with its key; an answer still being made under the same key (409) is waited for. */
-async function sendChunk(api: Session, settings: BatchSettings, items: BatchItem[], key: string): Promise<BatchAnswer> {
+async function sendChunk(api: Session, settings: BatchSettings, items: BatchItem[], key: string) {
   const body = {
     template: settings.template,
     language: settings.language,
@@ -129,7 +124,7 @@ async function sendChunk(api: Session, settings: BatchSettings, items: BatchItem
   };
   for (let attempt = 1; ; attempt++) {
     try {
-      return await api.raw<BatchAnswer>('POST', '/v1/messages/batch', { body, headers: { 'idempotency-key': key } });
+      return await api.call(api.svc.POST('/v1/messages/batch', { body, headers: { 'idempotency-key': key } }));
     } catch (error) {
       const inProgress = (error as CliError).problem as Problem | undefined;
       if (attempt >= 10 || inProgress?.code !== 'idempotency_request_in_progress') throw error;
@@ -172,7 +167,7 @@ async function sendCsv(out: Output, options: SendOptions): Promise<void> {
   try {
     for (const [index, chunk] of chunks.entries()) {
       if (state.chunks[index]) continue;
-      let answer: BatchAnswer;
+      let answer: Awaited<ReturnType<typeof sendChunk>>;
       try {
         answer = await sendChunk(api, settings, chunk.map((row) => row.item), chunkKey(fingerprint, index));
       } catch (error) {

@@ -76,7 +76,7 @@ export function registerTemplateCommands(program: Command): void {
   runs(leaf(templates, 'list', 'the project’s templates, newest first'), async (out) => {
     const api = signedIn();
     const all: Template[] = [];
-    for await (const template of api.paginate<Template>('/v1/templates')) all.push(template);
+    for await (const template of api.paginate('/v1/templates')) all.push(template);
     out.result(all, () =>
       table(
         ['ID', 'NAME', 'LANGUAGE', 'CATEGORY', 'STATUS', 'CREATED', 'REASON'],
