@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { accessSync, constants, readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { mkdirSync } from 'node:fs';
 import { configDir } from './configStore.ts';
 import { CsvError, parseCsv } from './csv.ts';
 import { usageError } from './exitCodes.ts';

@@ -1,4 +1,5 @@
 import type { Session } from './api.ts';
+import { parseDuration } from './waiting.ts';
 
 // Follows GET /v1/events: the project's webhook events as they happen. Event ids sort by the
 // time they were made, but one made earlier may commit a little later than one already read; so
@@ -74,7 +75,7 @@ export class EventFeed {
 }
 
 /** "10m", "2h" back from now, or an ISO time, as epoch ms. */
-export function sinceOf(text: string | undefined, parseDuration: (text: string, option: string) => number): number {
+export function sinceOf(text: string | undefined): number {
   if (text === undefined) return Date.now();
   const parsed = Date.parse(text);
   if (/^\d{4}-/.test(text) && !Number.isNaN(parsed)) return parsed;

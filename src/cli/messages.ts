@@ -98,7 +98,7 @@ export function registerMessageCommands(program: Command): void {
     .option('--interval <duration>', 'how often to ask', '1s');
   runs<{ json?: boolean; since?: string; interval: string }>(tail, async (out, options) => {
     const intervalMs = parseDuration(options.interval, '--interval');
-    const sinceMs = sinceOf(options.since, parseDuration);
+    const sinceMs = sinceOf(options.since);
     const api = signedIn();
     const events = new EventFeed(api, sinceMs);
     const queued = new NewMessages(sinceMs);

@@ -9,6 +9,8 @@ export interface OutputStreams {
 
 export interface Spinner {
   update(text: string): void;
+  /** Erases it until its next frame, so that a line can be printed in its place. */
+  clear(): void;
   stop(): void;
 }
 
@@ -39,6 +41,11 @@ export class Output {
     this.streams.stdout.write(this.json ? JSON.stringify(data) + '\n' : withNewline(human()));
   }
 
+  /** A line of the human output only (--json prints its result some other way). */
+  line(text: string): void {
+    if (!this.json) this.streams.stdout.write(withNewline(text));
+  }
+
   /** A note for the person at the terminal (stderr, in both modes). */
   note(text: string): void {
     this.streams.stderr.write(withNewline(text));
@@ -46,7 +53,7 @@ export class Output {
 
   spinner(text: string): Spinner {
     const stderr = this.streams.stderr;
-    if (!stderr.isTTY) return { update() {}, stop() {} };
+    if (!stderr.isTTY) return { update() {}, clear() {}, stop() {} };
     let frame = 0;
     let current = text;
     const draw = () => stderr.write(`\r\x1b[2K${FRAMES[frame++ % FRAMES.length]} ${current}`);
@@ -55,6 +62,9 @@ export class Output {
     return {
       update(next) {
         current = next;
+      },
+      clear() {
+        stderr.write('\r\x1b[2K');
       },
       stop() {
         clearInterval(timer);

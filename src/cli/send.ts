@@ -62,11 +62,11 @@ async function sendOne(out: Output, options: SendOptions): Promise<void> {
   const message = await api.call(
     api.svc.POST('/v1/messages', {
       body: {
-      to: options.to,
-      template: options.template,
-      language: options.language,
-      ...(variables && { variables }),
-      ...(headerVariables && { headerVariables }),
+        to: options.to,
+        template: options.template,
+        language: options.language,
+        ...(variables && { variables }),
+        ...(headerVariables && { headerVariables }),
         ...(options.sendAt !== undefined && { sendAt: options.sendAt }),
       },
       // Without one, the SDK makes a key for this call (its own retries reuse it).
@@ -78,7 +78,7 @@ async function sendOne(out: Output, options: SendOptions): Promise<void> {
     out.result(message, () => `Queued ${message.id} to ${message.to} (${message.template}, ${message.language})${scheduled}.`);
     return;
   }
-  if (!out.json) out.item(null, () => `${message.id} to ${message.to} (${message.template}, ${message.language})${scheduled}`);
+  out.line(`${message.id} to ${message.to} (${message.template}, ${message.language})${scheduled}`);
   const final = await follow(out, api, message, timeoutMs);
   if (out.json) out.result(final, () => '');
   if (final.status !== 'READ') process.exitCode = EXIT.unfavourable;
@@ -91,7 +91,7 @@ async function follow(out: Output, api: Session, first: Message, timeoutMs: numb
     for (const step of timelineOf(message)) {
       if (printed.has(step.status)) continue;
       printed.add(step.status);
-      if (!out.json) out.item(null, () => statusLine(step.status, step.at, message));
+      out.line(statusLine(step.status, step.at, message));
     }
   };
   show(first);
@@ -101,7 +101,7 @@ async function follow(out: Output, api: Session, first: Message, timeoutMs: numb
     return await pollUntil(
       async () => {
         const shown = await api.call(api.svc.GET('/v1/messages/{id}', { params: { path: { id: first.id } } }));
-        spinner.stop();
+        spinner.clear();
         show(shown);
         if (FINAL_STATUSES.has(shown.status)) return shown;
         spinner.update(`${shown.status}…`);

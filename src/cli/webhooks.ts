@@ -20,7 +20,7 @@ interface ListenOptions {
   interval: string;
 }
 
-export interface Forwarded {
+interface Forwarded {
   eventId: string;
   type: string;
   deliveryId: string;
@@ -30,13 +30,13 @@ export interface Forwarded {
 }
 
 /** A UUID made from the event id: the same X-Service-Delivery / webhook-id on every forward of the event. */
-export function deliveryIdOf(eventId: string): string {
+function deliveryIdOf(eventId: string): string {
   const hex = createHash('sha256').update(`svc-listen:${eventId}`).digest('hex');
   const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-export async function forward(url: string, secret: string, event: FeedEvent, timeoutMs = 10_000): Promise<Forwarded> {
+async function forward(url: string, secret: string, event: FeedEvent, timeoutMs = 10_000): Promise<Forwarded> {
   const body = JSON.stringify(event.payload);
   const deliveryId = deliveryIdOf(event.id);
   const timestamp = Math.floor(Date.now() / 1000);
@@ -89,7 +89,7 @@ so a receiver can keep it. The receiver's answer is printed; failures are not re
     }
     const wanted = options.events ? new Set(options.events.split(',').map((name) => name.trim())) : undefined;
     const intervalMs = parseDuration(options.interval, '--interval');
-    const sinceMs = sinceOf(options.since, parseDuration);
+    const sinceMs = sinceOf(options.since);
     const api = signedIn();
     await api.call(api.svc.GET('/v1/projects/me'));
     const secret = listenSecret();
