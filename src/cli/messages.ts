@@ -103,7 +103,7 @@ export function registerMessageCommands(program: Command): void {
     const events = new EventFeed(api, sinceMs);
     const queued = new NewMessages(sinceMs);
     process.once('SIGINT', () => process.exit(0));
-    if (!out.json) out.note(`Following this project's messages from ${new Date(sinceMs).toISOString()}; Ctrl-C to stop.`);
+    out.note(`Following this project's messages from ${new Date(sinceMs).toISOString()}; Ctrl-C to stop.`);
     for (;;) {
       // Events first: a message whose change is read here was committed before the list of new
       // messages below is asked for, so its QUEUED line is never printed after its changes.

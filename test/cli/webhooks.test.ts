@@ -109,12 +109,12 @@ for (const kind of databaseKinds()) {
 
     it('tails new messages and their status changes as they happen', async () => {
       const tail = start(['messages', 'tail', '--interval', '100ms', '--json']);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await until('tail to start', () => tail.stderr().includes('Following'), 15_000);
       const id = await sendMessage('+5511987654398');
       const lines = await until('the message to be tailed to READ', () => {
         const mine = tail.lines().filter((line) => line.messageId === id);
         return mine.some((line) => line.status === 'READ') && mine;
-      });
+      }).catch((error: Error) => assert.fail(`${error.message}\nstdout:\n${tail.stdout()}\nstderr:\n${tail.stderr()}`));
       assert.deepEqual(lines.map((line) => line.status), ['QUEUED', 'SENT', 'DELIVERED', 'READ']);
       assert.equal(await tail.stop(), 0);
     });
