@@ -661,7 +661,7 @@ export interface paths {
         };
         /**
          * The project’s events, oldest first
-         * @description Every webhook event of the project (each status change after QUEUED), whether or not a callback URL is set, oldest first. Continue with `after` = the last id you got; when a page is full, the `Link: <…>; rel="next"` header names the next one. An event committed late may carry an id just before one already read: a poller that must see everything re-reads a few seconds back and skips the ids it has.
+         * @description Every message event of the project (each status change after QUEUED: message.sent, .delivered, .read, .failed, .canceled), whether or not a callback URL or endpoint is set; template and test events are not in it. oldest first. Continue with `after` = the last id you got; when a page is full, the `Link: <…>; rel="next"` header names the next one. An event committed late may carry an id just before one already read: a poller that must see everything re-reads a few seconds back and skips the ids it has.
          */
         get: operations["listEvents"];
         put?: never;
