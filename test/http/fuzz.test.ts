@@ -106,7 +106,7 @@ const component = fc.record(
 // ---------------------------------------------------------------------------------------------
 // Requests
 
-type Resource = 'message' | 'template' | 'key' | 'delivery';
+type Resource = 'message' | 'template' | 'key' | 'delivery' | 'endpoint';
 type Auth = 'main' | 'other' | 'revoked' | 'fresh' | 'none' | 'malformed' | 'duplicate';
 
 interface Endpoint {
@@ -265,6 +265,51 @@ const ENDPOINTS: Endpoint[] = [
   },
   { method: 'GET', path: '/v1/webhook-deliveries/:id', resource: 'delivery' },
   { method: 'POST', path: '/v1/webhook-deliveries/:id/retry', resource: 'delivery' },
+  { method: 'POST', path: '/v1/webhook-deliveries/recover', body: fc.record({ since: maybe(isoDate) }, { requiredKeys: [] }) },
+  {
+    method: 'POST',
+    path: '/v1/webhook-endpoints',
+    body: fc.record(
+      {
+        url: maybe(fc.constantFrom('RECEIVER', 'https://hooks.example.com/svc', 'https:///host/path', 'ftp://x/y', 'https://10.0.0.1/x')),
+        events: maybe(fc.array(fc.constantFrom('message.sent', 'message.failed', 'template.rejected', 'message.exploded'), { maxLength: 3 })),
+        enabled: maybe(fc.boolean()),
+        description: maybe(fc.oneof(fc.string({ maxLength: 30 }), fc.constant(null))),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  { method: 'GET', path: '/v1/webhook-endpoints', query: listQuery({}) },
+  { method: 'GET', path: '/v1/events', query: listQuery({}) },
+  { method: 'GET', path: '/v1/webhook-endpoints/:id', resource: 'endpoint' },
+  {
+    method: 'PATCH',
+    path: '/v1/webhook-endpoints/:id',
+    resource: 'endpoint',
+    body: fc.record(
+      {
+        url: maybe(fc.constantFrom('RECEIVER', 'https://10.0.0.1/x')),
+        events: maybe(fc.oneof(fc.constant(null), fc.array(fc.constantFrom('message.read', 'template.paused', 'nope'), { maxLength: 2 }))),
+        enabled: maybe(fc.boolean()),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  { method: 'DELETE', path: '/v1/webhook-endpoints/:id', resource: 'endpoint' },
+  { method: 'POST', path: '/v1/webhook-endpoints/:id/test', resource: 'endpoint' },
+  {
+    method: 'GET',
+    path: '/v1/analytics/messages',
+    query: fc.record(
+      {
+        from: maybe(fc.constantFrom('2026-03-01T00:00:00Z', '2026-03-01T10:30:00.000Z')),
+        to: maybe(fc.constantFrom('2026-03-02T00:00:00Z', '2026-02-01T00:00:00Z', '2027-03-01T00:00:00Z')),
+        interval: maybe(fc.constantFrom('hour', 'day')),
+        groupBy: maybe(fc.constantFrom('status', 'template', 'language')),
+      },
+      { requiredKeys: [] },
+    ),
+  },
 ];
 
 const WHATSAPP_ENDPOINTS: Endpoint[] = [
@@ -506,6 +551,7 @@ function bodyValue(world: World, value: unknown): unknown {
   if (body.sendAt === 'SOON') body.sendAt = new Date(Date.now() + 5000).toISOString();
   if (Array.isArray(body.items)) body.items = body.items.map((item) => bodyValue(world, item));
   if (body.callbackUrl === 'RECEIVER') body.callbackUrl = world.receiver.url;
+  if (body.url === 'RECEIVER') body.url = world.receiver.url;
   if (Array.isArray(body.entry)) {
     body.entry = JSON.parse(JSON.stringify(body.entry).replaceAll('"MESSAGE"', JSON.stringify(pick(world.own.message, 0) ?? 'none')));
   }
@@ -635,6 +681,12 @@ function learn(world: World, endpoint: Endpoint, spec: Spec, sent: Sent, reply: 
     case 'POST /v1/messages':
       if (usesMain && reply.status === 202) world.own.message.push(body.id);
       break;
+    case 'POST /v1/webhook-endpoints':
+      if (usesMain && reply.status === 201) world.own.endpoint.push(body.id);
+      break;
+    case 'DELETE /v1/webhook-endpoints/:id':
+      if (usesMain && reply.status === 204) world.own.endpoint = world.own.endpoint.filter((id) => !sent.path.split('?')[0]!.endsWith(`/${id}`));
+      break;
     case 'PUT /v1/projects/me/provider-credentials': {
       const token = (bodyValue(world, spec.body.value) as { providerAccessToken?: unknown } | undefined)?.providerAccessToken;
       if (typeof token === 'string' && token.length >= 12) world.secrets.tokens.add(token);
@@ -704,6 +756,8 @@ for (const kind of databaseKinds()) {
         await receiver.waitFor((arrivals) => arrivals.some((arrival) => arrival.body.includes(messages[0]!)));
         const delivery = async (key: string) => (await server.call('GET', '/v1/webhook-deliveries', { key })).body.map((item: any) => item.id);
         const otherKeyId = (await server.call('GET', '/v1/api-keys', { key: other.key })).body[0].id;
+        const endpoint = async (key: string) =>
+          (await server.call('POST', '/v1/webhook-endpoints', { key, body: { url: receiver.url } })).body.id as string;
         const doc = (await server.call('GET', '/openapi.json')).body;
 
         const world: World = {
@@ -714,12 +768,19 @@ for (const kind of databaseKinds()) {
           other: { projectId: other.projectId, key: other.key },
           revokedKey: revoked.key,
           fresh: [],
-          own: { message: messages, template: [main.templateId], key: [keys[0].id], delivery: await delivery(main.key) },
+          own: {
+            message: messages,
+            template: [main.templateId],
+            key: [keys[0].id],
+            delivery: await delivery(main.key),
+            endpoint: [await endpoint(main.key)],
+          },
           foreign: {
             message: otherMessage,
             template: other.templateId,
             key: otherKeyId,
             delivery: (await delivery(other.key))[0],
+            endpoint: await endpoint(other.key),
           },
           cursors: [],
           published: JSON.stringify(doc),
@@ -768,8 +829,8 @@ for (const kind of databaseKinds()) {
           other: project,
           revokedKey: project.key,
           fresh: [],
-          own: { message: [], template: [], key: [], delivery: [] },
-          foreign: { message: 'none', template: 'none', key: 'none', delivery: 'none' },
+          own: { message: [], template: [], key: [], delivery: [], endpoint: [] },
+          foreign: { message: 'none', template: 'none', key: 'none', delivery: 'none', endpoint: 'none' },
           cursors: [],
           published: '',
           secrets: { apiKeys: new Set([project.key]), tokens: new Set(), webhookSecrets: new Set() },
