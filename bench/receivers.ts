@@ -4,7 +4,7 @@
 // Usage: node bench/receivers.ts '[{"name":"fast","kind":"fast"},{"name":"slow1","kind":"slow","delayMs":9000}]'
 // Prints "receivers listening {name: url}" and the control URL; GET <control>/_stats returns
 // { records: [name, arrivedAt, webhookId, event, occurredAtMs][] }, GET <control>/_counts the
-// distinct webhook-ids received per receiver.
+// distinct webhook-ids received per receiver; message events only.
 import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 
 interface ReceiverSpec {
@@ -46,10 +46,13 @@ function receiver(spec: ReceiverSpec) {
         // recorded with what is known
       }
       const webhookId = String(request.headers['webhook-id'] ?? '');
-      records.push([spec.name, arrivedAt, webhookId, event, occurredAt]);
-      let ids = distinct.get(spec.name);
-      if (!ids) distinct.set(spec.name, (ids = new Set()));
-      ids.add(webhookId);
+      // Message events only: the scenarios count those (a template's approval is an event too).
+      if (event.startsWith('message.')) {
+        records.push([spec.name, arrivedAt, webhookId, event, occurredAt]);
+        let ids = distinct.get(spec.name);
+        if (!ids) distinct.set(spec.name, (ids = new Set()));
+        ids.add(webhookId);
+      }
       if (spec.kind === 'failing') response.writeHead(500).end('failing on purpose');
       else if (spec.kind === 'slow') setTimeout(() => response.writeHead(204).end(), spec.delayMs ?? 9000);
       else response.writeHead(204).end();
