@@ -95,6 +95,11 @@ export interface MessageSubmission {
   to: string;
   templateName: string;
   language: string;
+  /**
+   * The template's category when the message was accepted. AUTHENTICATION is fixed (Meta
+   * re-categorises only between UTILITY and MARKETING), and its OTP button needs the code.
+   */
+  category: string;
   /** Values for the BODY placeholders {{1}}…{{n}}, in order. */
   bodyParameters: string[];
   /** Values for the HEADER placeholder, if it has one. */

@@ -61,6 +61,8 @@ const RESERVE_GUARD_MS = 10;
 /** A grant that comes back this close to its window's end is not used (it would spill over). */
 const SEND_GUARD_MS = 5;
 const MIN_REFILL_GAP_MS = 10;
+/** A held message whose lease ends sooner than this (or a tenth of a lease) is not sent (#submitAll). */
+const LEASE_END_MARGIN_MS = 1000;
 const ERROR_BACKOFF_MS = 1000;
 
 export class Dispatcher {
@@ -319,7 +321,17 @@ export class Dispatcher {
 
   #submitAll(lane: SendLane, batch: HeldMessage[]): void {
     this.#waiting -= batch.length;
-    for (const held of batch) this.#track(this.#submit(held));
+    const now = Date.now();
+    for (const held of batch) {
+      // A lease that ran out (renewals failing, a stalled process) may have let another worker
+      // claim the message or a cancel win (sending/cancelMessage.ts): never send it then.
+      if (held.leaseEnd - now < Math.min(LEASE_END_MARGIN_MS, this.#leaseMs / 10)) {
+        this.#held.delete(held.message.id);
+        this.#deps.logger.warn({ messageId: held.message.id }, 'lease ran out before sending; the message is left to whoever holds it now');
+        continue;
+      }
+      this.#track(this.#submit(held));
+    }
     // Keep about a lookahead of work ready: refill a lane that runs low while more is queued.
     if (lane.backlogged && lane.size < this.#targetOf(lane) / 2) this.#requestRefill();
   }
@@ -373,6 +385,7 @@ export class Dispatcher {
         to: message.recipient,
         templateName: message.template_name,
         language: message.language,
+        category: message.category,
         bodyParameters: orderedValues(JSON.parse(message.variables)),
         headerParameters: orderedValues(message.header_variables ? JSON.parse(message.header_variables) : undefined),
         credentials,

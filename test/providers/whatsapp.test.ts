@@ -194,7 +194,7 @@ for (const kind of databaseKinds()) {
       });
 
       it('a failed status carries Meta’s error to the message', async () => {
-        // A number of its own: 131026 puts it on the project's suppression list (SVC_AUTO_SUPPRESS).
+        // A number of its own: with SVC_AUTO_SUPPRESS=true, 131026 puts it on the suppression list.
         const id = await send(undefined, '+5511987650261');
         const { providerMessageId } = await waitForStatus(server, key, id, 'SENT');
         const reply = await postWebhook(

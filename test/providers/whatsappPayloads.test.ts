@@ -155,6 +155,7 @@ describe('WhatsApp request payloads', () => {
     to: '+5511987654321',
     templateName: 'verify_code',
     language: 'pt_BR',
+    category: 'AUTHENTICATION',
     bodyParameters: ['482913'],
     headerParameters: [],
     credentials: { phoneNumberId: '1', accessToken: 't' },

@@ -15,7 +15,6 @@ import type {
 } from '../provider.ts';
 import { checkAccount } from './account.ts';
 import { GraphClient, type GraphFailure, type GraphResult } from './client.ts';
-import { CodeButtons } from './codeButtons.ts';
 import { classifyGraphFailure, graphFailureError, isGraphOutage } from './errors.ts';
 import {
   createTemplatePayload,
@@ -65,7 +64,6 @@ export class WhatsAppProvider implements Provider {
   readonly #client: GraphClient;
   readonly #database: Database;
   readonly #logger: Logger;
-  readonly #codeButtons: CodeButtons;
 
   constructor(settings: Config['whatsapp'], database: Database, logger: Logger, options: { timeoutMs?: number } = {}) {
     const timeoutMs = options.timeoutMs ?? GRAPH_TIMEOUT_MS;
@@ -73,7 +71,6 @@ export class WhatsAppProvider implements Provider {
     this.submissionTimeoutMs = timeoutMs;
     this.#database = database;
     this.#logger = logger.child({ provider: 'whatsapp' });
-    this.#codeButtons = new CodeButtons(database.reader);
   }
 
   checkAccount(query: AccountQuery): Promise<AccountCheck> {
@@ -81,7 +78,8 @@ export class WhatsAppProvider implements Provider {
   }
 
   async sendMessage(message: MessageSubmission): Promise<SendOutcome> {
-    const codeButton = await this.#codeButtons.needed(message.projectId, message.templateName, message.language);
+    // Nothing awaited before the request: a send goes out in the pacing window it was granted.
+    const codeButton = message.category === 'AUTHENTICATION';
     const result = await this.#client.call<SendMessageResponse>({
       method: 'POST',
       path: `/${encodeURIComponent(message.credentials.phoneNumberId)}/messages`,
