@@ -248,7 +248,7 @@ export function loadConfig(env: Env = process.env): Config {
     opsHost: read(env, 'SVC_OPS_HOST') ?? read(env, 'HOST') ?? '127.0.0.1',
     logFormat: logFormat(env),
     workerStallMs: integer(env, 'SVC_WORKER_STALL_MS', 60_000, 1000, 86_400_000),
-    autoSuppress: flag(env, 'SVC_AUTO_SUPPRESS', true),
+    autoSuppress: flag(env, 'SVC_AUTO_SUPPRESS', false),
     batchBodyLimitBytes: integer(env, 'SVC_BATCH_BODY_LIMIT_BYTES', 4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
   };
   return deepFreeze(config);

@@ -1,5 +1,7 @@
-// Retries of 429 and 503 answers, which svc gives before doing any work (rate limit, shutdown,
-// database unreachable), so any request may be sent again. The wait is the server's Retry-After
+// Retries of 429 and 503 answers. A 429 comes before any work (the rate limit), so any request may
+// be sent again. A 503 may not: a database connection lost during a commit answers 503 although
+// the commit may have applied, so a 503 is retried only for a request that is safe to repeat (a
+// read, a PUT or DELETE, or a write carrying an Idempotency-Key). The wait is the server's Retry-After
 // when it gives one, else an exponential backoff with jitter; a Retry-After longer than the
 // caller allows is not waited out: the answer is returned as it is.
 
@@ -12,7 +14,13 @@ export interface RetryOptions {
   baseDelayMs?: number;
 }
 
-const RETRYABLE = new Set([429, 503]);
+const SAFE_TO_REPEAT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
+function retryable(request: Request, status: number): boolean {
+  if (status === 429) return true;
+  if (status !== 503) return false;
+  return SAFE_TO_REPEAT.has(request.method) || request.headers.has('idempotency-key');
+}
 
 /** A Retry-After value (seconds or an HTTP date) in ms from `now`; undefined when unreadable. */
 export function retryAfterMs(value: string | null, now: number = Date.now()): number | undefined {
@@ -38,7 +46,7 @@ function sleep(ms: number, signal: AbortSignal | null): Promise<void> {
   });
 }
 
-/** Wraps a fetch so that 429 and 503 answers are retried as described above. */
+/** Wraps a fetch so that 429 answers, and 503 answers to repeatable requests, are retried as described above. */
 export function retryingFetch(
   fetchOnce: (request: Request) => Promise<Response>,
   options: RetryOptions = {},
@@ -51,7 +59,7 @@ export function retryingFetch(
       const last = attempt >= maxRetries;
       // A body can be read once: every attempt but the last sends a copy.
       const response = await fetchOnce(last ? request : request.clone());
-      if (last || !RETRYABLE.has(response.status)) return response;
+      if (last || !retryable(request, response.status)) return response;
       const backoff = Math.min(maxDelayMs, baseDelayMs * 2 ** attempt) * (0.5 + Math.random() / 2);
       const delay = retryAfterMs(response.headers.get('retry-after')) ?? backoff;
       if (delay > maxDelayMs) return response;

@@ -80,6 +80,21 @@ describe('retries (stub server)', () => {
     }
   });
 
+  test('a 503 to a write without an Idempotency-Key is not retried: the write may have committed', async () => {
+    const stub = await startStub((_nth, _request, response) => json(response, 503, problem(503, 'unavailable')));
+    try {
+      const svc = createSvcClient({ baseUrl: stub.url, apiKey: 'svc_live_x', retry: { maxRetries: 2, baseDelayMs: 10 } });
+      const created = await svc.POST('/v1/api-keys', { body: { name: 'ci' } });
+      assert.equal(created.response.status, 503);
+      assert.equal(stub.requests.length, 1, 'sent once');
+      // A send carries a generated Idempotency-Key: repeating it is safe, so it is retried.
+      await svc.POST('/v1/messages', { body: { to: '+5511987654321', template: 't', language: 'en_US', variables: { '1': 'x' } } });
+      assert.equal(stub.requests.length, 4, 'the send sent three times');
+    } finally {
+      await stub.close();
+    }
+  });
+
   test('a 503 is retried with backoff until the retries run out; the last answer is returned', async () => {
     const stub = await startStub((_nth, _request, response) => json(response, 503, problem(503, 'unavailable')));
     try {

@@ -3,16 +3,19 @@ import { addSuppressions } from '../db/suppressions.ts';
 import type { StatusChange } from '../workers/statusChanges.ts';
 import type { Notifier } from '../workers/notifier.ts';
 
-// Messages that FAILED because the recipient opted out or cannot get WhatsApp messages put their
-// number on the project's suppression list (source "provider"), in the transaction that records
-// the failure, unless SVC_AUTO_SUPPRESS=false.
+// With SVC_AUTO_SUPPRESS=true, messages that FAILED because the recipient cannot get WhatsApp
+// messages put their number on the project's suppression list (source "provider"), in the
+// transaction that records the failure. Off by default: CONTRACT §7's sandbox fails
+// +15550000001 on every send, and a client that uses only the spec must never meet a 422
+// recipient_suppressed it did not ask for.
 
 /**
- * The provider's codes that say sending to this number again is pointless:
- * 131026 "Message undeliverable" (not a WhatsApp user, or has blocked the business: also the
- * sandbox's +15550000001) and 131050 "User has stopped marketing messages" (opted out).
+ * The provider's codes that say sending to this number again is pointless: 131026 "Message
+ * undeliverable" (not a WhatsApp user, or has blocked the business; also the sandbox's
+ * +15550000001). Not 131050 "User has stopped marketing messages": the list has no category, and
+ * that user still gets their one-time codes and order updates.
  */
-export const OPTED_OUT_CODES: ReadonlySet<string> = new Set(['131026', '131050']);
+export const OPTED_OUT_CODES: ReadonlySet<string> = new Set(['131026']);
 
 // The setting of each running service, by the notifier it records status changes with (a test
 // process runs several services side by side).

@@ -125,7 +125,9 @@ function deliveriesOf(event: WebhookEventToDeliver, to: Destinations | undefined
     updated_at: now,
   });
   const rows: WebhookDeliveryRow[] = [];
-  if (to.callbackUrl !== null) rows.push(row(to.callbackUrl, null));
+  // The spec's callbackUrl gets the spec's payload only (message events): a client that uses only
+  // the spec never meets another shape (CONTRACT §3). Template events go to webhook endpoints.
+  if (to.callbackUrl !== null && event.event.startsWith('message.')) rows.push(row(to.callbackUrl, null));
   for (const endpoint of to.endpoints) {
     if (endpoint.events === null || endpoint.events.includes(event.event)) rows.push(row(endpoint.url, endpoint.id));
   }

@@ -126,7 +126,7 @@ for (const kind of databaseKinds()) {
       assert.deepEqual(totals(theirs.body.buckets), Object.fromEntries(STATUSES.map((status) => [status, 0])));
     });
 
-    it('answers one zero-filled bucket per interval, from rounded down', async () => {
+    it('answers one zero-filled bucket per interval, from rounded down and to up', async () => {
       const { key } = await server.createProject();
       const reply = await server.call(
         'GET',
@@ -141,6 +141,11 @@ for (const kind of databaseKinds()) {
         ['10', '11', '12', '13', '14'].map((hour) => `2026-03-01T${hour}:00:00.000Z`),
       );
       for (const bucket of reply.body.buckets) assert.deepEqual(bucket.counts, {});
+      // `to` inside an hour is rounded up: the counters are hourly, so the last bucket is whole.
+      const cut = await server.call('GET', '/v1/analytics/messages?from=2026-03-01T10:00:00Z&to=2026-03-01T12:30:00Z&interval=hour', { key });
+      assert.equal(cut.status, 200, cut.text);
+      assert.equal(cut.body.to, '2026-03-01T13:00:00.000Z');
+      assert.equal(cut.body.buckets.length, 3);
       const year = await server.call('GET', '/v1/analytics/messages?from=2025-01-01T00:00:00Z&to=2026-01-01T00:00:00Z', { key });
       assert.equal(year.status, 200);
       assert.equal(year.body.buckets.length, 365);

@@ -6,7 +6,8 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { deliveryRows, liveSecrets, setCallbackUrl, waitUntil } from '../support/webhookEvents.ts';
 import { ok, startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver.ts';
 
-// Template status events reach the callbackUrl and the matching endpoints like message events.
+// Template status events reach the matching webhook endpoints like message events; never the
+// spec's callbackUrl, whose receivers expect the spec's message payload only (CONTRACT §3).
 
 function template(name: string) {
   return { name, language: 'en_US', category: 'UTILITY', components: [{ type: 'BODY', text: 'Hello {{1}}, thanks.' }] };
@@ -27,7 +28,7 @@ for (const kind of databaseKinds()) {
       await receiver.close();
     });
 
-    it('delivers template.approved and template.rejected, signed, to the callback and matching endpoints', async () => {
+    it('delivers template.approved and template.rejected, signed, to matching endpoints and not to the callback', async () => {
       const { projectId, key } = await server.createProject();
       receiver.secrets = await liveSecrets(server.app, projectId);
       await setCallbackUrl(server.app, projectId, `${receiver.url}/callback`);
@@ -36,6 +37,8 @@ for (const kind of databaseKinds()) {
         body: { url: `${receiver.url}/rejections`, events: ['template.rejected'] },
       });
       assert.equal(endpoint.status, 201);
+      const everything = await server.call('POST', '/v1/webhook-endpoints', { key, body: { url: `${receiver.url}/all` } });
+      assert.equal(everything.status, 201);
 
       const good = await server.call('POST', '/v1/templates', { key, body: template('welcome') });
       const bad = await server.call('POST', '/v1/templates', { key, body: template('spammy') });
@@ -55,8 +58,8 @@ for (const kind of databaseKinds()) {
       });
       const rows = await deliveryRows(server.app, projectId);
       assert.deepEqual(
-        rows.map((row) => `${row.event} ${row.endpoint_id === null ? 'callback' : 'endpoint'}`).sort(),
-        ['template.approved callback', 'template.rejected callback', 'template.rejected endpoint'],
+        rows.map((row) => `${row.event} ${row.endpoint_id === null ? 'callback' : row.endpoint_id === endpoint.body.id ? 'rejections' : 'all'}`).sort(),
+        ['template.approved all', 'template.rejected all', 'template.rejected rejections'],
       );
       for (const row of rows) {
         assert.equal(row.message_id, null);
@@ -96,6 +99,7 @@ for (const kind of databaseKinds()) {
     it('delivers the provider’s later statuses of a template (paused, reinstated), once each', async () => {
       const { projectId, key } = await server.createProject();
       await setCallbackUrl(server.app, projectId, `${receiver.url}/callback`);
+      assert.equal((await server.call('POST', '/v1/webhook-endpoints', { key, body: { url: `${receiver.url}/all` } })).status, 201);
       const created = await server.call('POST', '/v1/templates', { key, body: template('alerts') });
       const templateId = created.body.id;
       const deps = { database: server.app.database, notifier: server.app.notifier, logger: server.app.logger };
@@ -132,7 +136,7 @@ for (const kind of databaseKinds()) {
       });
     });
 
-    it('sends nothing for a project without a callback URL or endpoints, and nothing to other projects', async () => {
+    it('sends nothing for a project with only a callback URL or with nothing, and nothing to other projects', async () => {
       const quiet = await server.createProject();
       const other = await server.createProject();
       await setCallbackUrl(server.app, other.projectId, `${receiver.url}/other`);
@@ -142,6 +146,11 @@ for (const kind of databaseKinds()) {
         body: { status: 'APPROVED' },
       });
       assert.deepEqual(await deliveryRows(server.app, quiet.projectId), []);
+      assert.deepEqual(await deliveryRows(server.app, other.projectId), []);
+      // A callback URL alone gets no template event: the spec's receivers know message events only.
+      const own = await server.call('POST', '/v1/templates', { key: other.key, body: template('its_own') });
+      await server.call('POST', `/v1/test-helpers/templates/${own.body.id}/review`, { key: other.key, body: { status: 'REJECTED', reason: 'No.' } });
+      await new Promise((resolve) => setTimeout(resolve, 300));
       assert.deepEqual(await deliveryRows(server.app, other.projectId), []);
     });
   });

@@ -129,7 +129,10 @@ export function webhooksSection(): Record<string, object> {
         operationId: operationIdOf(event).replace(/^./, (first) => first.toLowerCase()),
         summary: `The ${event} event`,
         description:
-          'POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx ' +
+          (event.startsWith('message.')
+            ? 'POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. '
+            : 'POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). ') +
+          'Answer 2xx ' +
           'within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, ' +
           'so the same event can arrive more than once.',
         tags: ['Webhooks'],

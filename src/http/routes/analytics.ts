@@ -62,8 +62,9 @@ export async function analyticsRoutes(app: FastifyInstance, ctx: HttpContext): P
         tags: ['Analytics'],
         summary: 'Message counts over time',
         description:
-          'One bucket per hour or day (UTC) in [from, to), oldest first, zero-filled; `from` is rounded down to the ' +
-          'interval. A count is the status changes that happened in the bucket: with groupBy=status the messages ' +
+          'One bucket per hour or day (UTC) in [from, to), oldest first, zero-filled; `from` is rounded down and `to` ' +
+          'up to the interval (counts are kept per hour, so a bucket is always whole), and the answer gives both as ' +
+          'rounded. A count is the status changes that happened in the bucket: with groupBy=status the messages ' +
           'accepted (QUEUED), sent, delivered, read, failed and canceled then; with groupBy=template or language, ' +
           'the messages accepted then, per template name or language code. At most 31 days at interval=hour and ' +
           '366 at interval=day (422 invalid_time_range, as is `to` not after `from`). Defaults: interval=day, ' +
@@ -80,17 +81,19 @@ export async function analyticsRoutes(app: FastifyInstance, ctx: HttpContext): P
       const to = Date.parse(request.query.to);
       const start = from - (from % step);
       if (to <= from) throw rangeError('to must be after from.');
-      if (to - start > MAX_SPAN_MS[interval]) {
+      // Whole buckets only: the counters are hourly, so a bucket cut short would count past `to`.
+      const end = to % step === 0 ? to : to - (to % step) + step;
+      if (end - start > MAX_SPAN_MS[interval]) {
         throw rangeError(`At interval=${interval}, from and to may be at most ${interval === 'hour' ? 31 : 366} days apart.`);
       }
       const hours = await readHourlyCounts(ctx.database.reader, ctx.database.dialect, request.auth.projectId, {
         from: start,
-        to,
+        to: end,
         by: groupBy,
       });
       const keys = groupBy === 'status' ? [...STATUSES] : [...new Set(hours.map((row) => row.key))].sort();
       const buckets: { start: number; counts: Record<string, number> }[] = [];
-      for (let at = start; at < to; at += step) {
+      for (let at = start; at < end; at += step) {
         buckets.push({ start: at, counts: Object.fromEntries(keys.map((key) => [key, 0])) });
       }
       for (const row of hours) {
@@ -100,7 +103,7 @@ export async function analyticsRoutes(app: FastifyInstance, ctx: HttpContext): P
       }
       return {
         from: iso(start),
-        to: iso(to),
+        to: iso(end),
         interval,
         groupBy,
         buckets: buckets.map((bucket) => ({ start: iso(bucket.start), counts: bucket.counts })),
