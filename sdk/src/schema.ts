@@ -641,7 +641,7 @@ export interface paths {
         };
         /**
          * Message counts over time
-         * @description One bucket per hour or day (UTC) in [from, to), oldest first, zero-filled; `from` is rounded down to the interval. A count is the status changes that happened in the bucket: with groupBy=status the messages accepted (QUEUED), sent, delivered, read, failed and canceled then; with groupBy=template or language, the messages accepted then, per template name or language code. At most 31 days at interval=hour and 366 at interval=day (422 invalid_time_range, as is `to` not after `from`). Defaults: interval=day, groupBy=status.
+         * @description One bucket per hour or day (UTC) in [from, to), oldest first, zero-filled; `from` is rounded down and `to` up to the interval (counts are kept per hour, so a bucket is always whole), and the answer gives both as rounded. A count is the status changes that happened in the bucket: with groupBy=status the messages accepted (QUEUED), sent, delivered, read, failed and canceled then; with groupBy=template or language, the messages accepted then, per template name or language code. At most 31 days at interval=hour and 366 at interval=day (422 invalid_time_range, as is `to` not after `from`). Defaults: interval=day, groupBy=status.
          */
         get: operations["getMessageAnalytics"];
         put?: never;
@@ -785,7 +785,7 @@ export interface webhooks {
         put?: never;
         /**
          * The template.approved event
-         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         * @description POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
          */
         post: operations["templateApprovedWebhook"];
         delete?: never;
@@ -805,7 +805,7 @@ export interface webhooks {
         put?: never;
         /**
          * The template.rejected event
-         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         * @description POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
          */
         post: operations["templateRejectedWebhook"];
         delete?: never;
@@ -825,7 +825,7 @@ export interface webhooks {
         put?: never;
         /**
          * The template.paused event
-         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         * @description POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
          */
         post: operations["templatePausedWebhook"];
         delete?: never;
@@ -845,7 +845,7 @@ export interface webhooks {
         put?: never;
         /**
          * The template.flagged event
-         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         * @description POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
          */
         post: operations["templateFlaggedWebhook"];
         delete?: never;
@@ -865,7 +865,7 @@ export interface webhooks {
         put?: never;
         /**
          * The template.locked event
-         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         * @description POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
          */
         post: operations["templateLockedWebhook"];
         delete?: never;
@@ -885,7 +885,7 @@ export interface webhooks {
         put?: never;
         /**
          * The template.disabled event
-         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         * @description POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
          */
         post: operations["templateDisabledWebhook"];
         delete?: never;
@@ -905,7 +905,7 @@ export interface webhooks {
         put?: never;
         /**
          * The template.deleted event
-         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         * @description POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
          */
         post: operations["templateDeletedWebhook"];
         delete?: never;
@@ -925,7 +925,7 @@ export interface webhooks {
         put?: never;
         /**
          * The template.pending_deletion event
-         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         * @description POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
          */
         post: operations["templatePendingDeletionWebhook"];
         delete?: never;
@@ -945,7 +945,7 @@ export interface webhooks {
         put?: never;
         /**
          * The template.archived event
-         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         * @description POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
          */
         post: operations["templateArchivedWebhook"];
         delete?: never;
@@ -965,7 +965,7 @@ export interface webhooks {
         put?: never;
         /**
          * The template.limit_exceeded event
-         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         * @description POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
          */
         post: operations["templateLimitExceededWebhook"];
         delete?: never;
@@ -985,7 +985,7 @@ export interface webhooks {
         put?: never;
         /**
          * The template.in_appeal event
-         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         * @description POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
          */
         post: operations["templateInAppealWebhook"];
         delete?: never;
@@ -1005,7 +1005,7 @@ export interface webhooks {
         put?: never;
         /**
          * The webhook.test event
-         * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         * @description POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
          */
         post: operations["webhookTestWebhook"];
         delete?: never;
