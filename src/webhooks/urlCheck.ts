@@ -4,7 +4,7 @@ import { checkCallbackUrl } from '../domain/callbackUrl.ts';
 import type { FieldError } from '../domain/fieldError.ts';
 import { forbiddenAddressReason, resolveAll } from '../net/addressPolicy.ts';
 
-// Whether a webhook endpoint URL may be saved (CONTRACT §6): the callback URL's syntax rules, and
+// Whether a callback or webhook endpoint URL may be saved (CONTRACT §6): the callback URL's syntax rules, and
 // a host that is not, and does not resolve to, a forbidden address. Every delivery checks the
 // address again as it connects (webhooks/deliver.ts), so DNS rebinding gains nothing.
 

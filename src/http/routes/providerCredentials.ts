@@ -1,9 +1,7 @@
-import type { LookupAddress } from 'node:dns';
-import { isIP } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { CALLBACK_URL_MAX_LENGTH, checkCallbackUrl } from '../../domain/callbackUrl.ts';
+import { CALLBACK_URL_MAX_LENGTH } from '../../domain/callbackUrl.ts';
 import { sealSecret } from '../../domain/secretBox.ts';
 import { findProject, type ProjectRow, updateProject } from '../../db/projects.ts';
 import {
@@ -13,17 +11,13 @@ import {
   type ProviderAccountRow,
   saveProviderAccount,
 } from '../../db/providerAccounts.ts';
-import { forbiddenAddressReason, resolveAll } from '../../net/addressPolicy.ts';
+import { webhookUrlError } from '../../webhooks/urlCheck.ts';
 import { providerCredentialsOf } from '../../projectSecrets.ts';
 import type { AccountQuery, ProviderAccount, ProviderCredentials } from '../../providers/provider.ts';
 import { authenticate, authorizedWrite, unauthorized } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError, type FieldError, validationError } from '../errors.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
-
-// A slow or dead resolver must not hold the request open. A host that does not answer in time
-// (or at all) is accepted: it is resolved and checked again at every delivery (CONTRACT §6).
-const DNS_TIMEOUT_MS = 2000;
 
 const SaveCredentialsBody = Type.Object(
   {
@@ -162,47 +156,6 @@ async function checkedAccount(ctx: HttpContext, query: AccountQuery): Promise<Pr
   });
 }
 
-/** The host's addresses, or undefined when it does not resolve in time (no answer, an error, a timeout). */
-async function resolveWithin(host: string, ms: number): Promise<LookupAddress[] | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([resolveAll(host).catch(() => undefined), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/**
- * Why this callback URL is refused, or undefined when it may be saved. Past the syntax rules,
- * only a forbidden address refuses it: an IP literal that is one, or a name that resolves to at
- * least one (like resolveAllowedAddresses: a connection could go to any of them). A name that
- * does not resolve now is accepted; every delivery resolves and checks it again. In development
- * mode (allowPrivate) every address is allowed, so DNS is not asked at all.
- */
-async function callbackUrlError(raw: string, allowPrivate: boolean): Promise<FieldError | undefined> {
-  const checked = checkCallbackUrl(raw, { allowHttp: allowPrivate });
-  if (!checked.ok) return { field: '/callbackUrl', code: checked.rule, message: checked.message };
-  if (allowPrivate) return undefined;
-  const host = checked.url.hostname;
-  const addresses = (await resolveWithin(host, DNS_TIMEOUT_MS)) ?? [];
-  const literal = host.startsWith('[') || isIP(host) !== 0;
-  for (const { address } of addresses) {
-    const reason = forbiddenAddressReason(address);
-    if (reason === undefined) continue;
-    return {
-      field: '/callbackUrl',
-      code: 'forbidden_address',
-      message: literal
-        ? `callbackUrl must point to a public address, and ${reason}.`
-        : `callbackUrl must point to a public address, and ${host} resolves to ${address}: ${reason}.`,
-    };
-  }
-  return undefined;
-}
-
 export async function providerCredentialRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', authenticate(ctx));
@@ -256,7 +209,7 @@ export async function providerCredentialRoutes(app: FastifyInstance, ctx: HttpCo
         });
       }
       if (typeof callbackUrl === 'string') {
-        const urlError = await callbackUrlError(callbackUrl, ctx.config.allowPrivateCallbacks);
+        const urlError = await webhookUrlError(callbackUrl, ctx.config.allowPrivateCallbacks, '/callbackUrl');
         if (urlError) errors.push(urlError);
       }
       if (errors.length > 0) throw validationError(errors);
