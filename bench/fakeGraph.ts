@@ -3,9 +3,10 @@
 // hanging (no answer until the client gives up), records each send's arrival per phone number
 // id, and answers the calls svc makes around templates and credentials.
 // Usage: node bench/fakeGraph.ts '{"latencyMs":50,"hangFraction":0.01}'
-// Stats: GET /_stats → { numbers: { [phoneNumberId]: { arrivals: number[], answered, hung } } }
+// Stats: GET /_stats → { numbers: { [phoneNumberId]: { arrivals: number[], answered, hung } }, stalls }
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { type Stall, watchLoopStalls } from './loopStalls.ts';
 
 interface FakeOptions {
   latencyMs: number;
@@ -18,6 +19,9 @@ const WABA_ID = '100000000000001';
 const numbers = new Map<string, { arrivals: number[]; answered: number; hung: number }>();
 const templates = new Map<string, { id: string; name: string; language: string; category: string; status: string }>();
 let templateCount = 0;
+// This process's own stalls: an arrival stamped late here is the fake's delay, not svc's.
+const stalls: Stall[] = [];
+watchLoopStalls((stall) => stalls.push(stall));
 
 function json(response: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -65,7 +69,7 @@ async function sendMessage(phoneNumberId: string, request: IncomingMessage, resp
 async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://fake');
   const parts = url.pathname.split('/').filter(Boolean);
-  if (url.pathname === '/_stats') return json(response, 200, { options, numbers: Object.fromEntries(numbers) });
+  if (url.pathname === '/_stats') return json(response, 200, { options, numbers: Object.fromEntries(numbers), stalls });
   // Every Graph path starts with the API version (v23.0, …).
   const [version, first, second] = parts;
   if (!version || !/^v\d+\.\d+$/.test(version)) return json(response, 404, { error: { message: 'Unknown path', code: 100 } });

@@ -14,7 +14,13 @@ export interface SvcProcess {
 let started = 0;
 
 /** Starts svc and resolves once it logged "svc started" (with its URL when it serves HTTP). */
-export async function startSvc(svcDir: string, env: Record<string, string>, role: 'all' | 'api' | 'worker' = 'all'): Promise<SvcProcess> {
+export async function startSvc(
+  svcDir: string,
+  env: Record<string, string>,
+  role: 'all' | 'api' | 'worker' = 'all',
+  options: { nodeOptions?: string } = {},
+): Promise<SvcProcess> {
+  const nodeOptions = [process.env.BENCH_SVC_NODE_OPTIONS, options.nodeOptions].filter(Boolean).join(' ');
   const child = spawnNode(`svc-${role}-${++started}`, join(svcDir, 'src', 'main.ts'), ['serve', '--role', role], {
     cwd: svcDir,
     env: {
@@ -24,7 +30,7 @@ export async function startSvc(svcDir: string, env: Record<string, string>, role
       SVC_SIGNUP_RATE_LIMIT: '100000',
       SVC_LOG_LEVEL: 'info',
       // e.g. BENCH_SVC_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile svc alone.
-      ...(process.env.BENCH_SVC_NODE_OPTIONS && { NODE_OPTIONS: process.env.BENCH_SVC_NODE_OPTIONS }),
+      ...(nodeOptions && { NODE_OPTIONS: nodeOptions }),
       ...env,
     },
   });

@@ -2,11 +2,14 @@
 // hanging calls), each phone number kept busy by a deep queue. Per number: messages/s over a
 // steady-state window as a share of the cap, and the busiest calendar second the fake saw
 // (which must not exceed the cap). PostgreSQL runs two worker processes; SQLite one process.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DatabaseKind, countWhere, freshDatabase, queueMessages } from '../databases.ts';
 import { type Child, sleep, spawnNode } from '../processes.ts';
 import { median } from '../report.ts';
 import type { BenchContext, Measurement, Scenario, Target } from '../scenario.ts';
+import type { Stall } from '../loopStalls.ts';
 import { createSender, type Sender, startSvc, type SvcProcess } from '../svc.ts';
 
 interface PacingCase {
@@ -43,6 +46,34 @@ async function startFake(context: BenchContext, pacingCase: PacingCase): Promise
   ]);
   const line = await child.waitForLine(/^fake graph listening /, 20_000);
   return { child, url: line.slice('fake graph listening '.length).trim() };
+}
+
+interface Stalls {
+  svc: Stall[];
+  fake: Stall[];
+}
+
+/** Each calendar second over a number's cap, with the event-loop stalls around it in svc and the fake. */
+function overCapSeconds(pacingCase: PacingCase, stats: Record<string, NumberStats>, startedAt: number, stalls: Stalls): string[] {
+  const notes: string[] = [];
+  for (const [id, number] of Object.entries(stats)) {
+    const perSecond = new Map<number, number>();
+    for (const at of number.arrivals) perSecond.set(Math.floor(at / 1000), (perSecond.get(Math.floor(at / 1000)) ?? 0) + 1);
+    for (const [second, count] of perSecond) {
+      if (count <= pacingCase.cap) continue;
+      const near = (list: Stall[]) =>
+        list
+          .filter((stall) => stall.at + stall.ms >= second * 1000 - 1000 && stall.at < second * 1000 + 1000)
+          .map((stall) => `${stall.at - second * 1000}ms+${stall.ms}`)
+          .join(' ') || 'none';
+      const late = number.arrivals.filter((at) => Math.floor(at / 1000) === second).map((at) => at % 1000);
+      notes.push(
+        `number ${id}: ${count} sends in the second at +${second - Math.floor(startedAt / 1000)} s ` +
+          `(ms into it: ${late.join(',')}); loop stalls (start relative to that second + length): svc ${near(stalls.svc)}; fake ${near(stalls.fake)}`,
+      );
+    }
+  }
+  return notes;
 }
 
 function measure(pacingCase: PacingCase, stats: Record<string, NumberStats>, from: number, windowS: number): Measurement {
@@ -85,6 +116,7 @@ function pacingTarget(kind: DatabaseKind, pacingCase: PacingCase): Target {
       const skipS = context.quick ? 2 : 5;
       const database = await freshDatabase(kind, context.postgresUrl);
       const workers: SvcProcess[] = [];
+      const stallsDir = mkdtempSync(join(tmpdir(), 'svc-bench-stalls-'));
       try {
         const fake = await startFake(context, pacingCase);
         const env = {
@@ -112,11 +144,28 @@ function pacingTarget(kind: DatabaseKind, pacingCase: PacingCase): Target {
           senders.map((sender, i) => ({ ...sender, firstRecipient: 20_000_000 + i * perNumber, count: perNumber })),
         );
         const roles = kind === 'postgres' ? (['worker', 'worker'] as const) : (['all'] as const);
-        for (const role of roles) workers.push(await startSvc(context.svcDir, env, role));
+        for (const [i, role] of roles.entries()) {
+          workers.push(
+            await startSvc(context.svcDir, { ...env, BENCH_LOOP_STALLS_FILE: join(stallsDir, `svc-${i}`) }, role, {
+              nodeOptions: `--import ${join(context.benchDir, 'loopStalls.ts')}`,
+            }),
+          );
+        }
         const startedAt = Date.now();
         await sleep((skipS + context.windowS) * 1000 + 500);
-        const stats = (await (await fetch(`${fake.url}/_stats`, { signal: AbortSignal.timeout(30_000) })).json()) as { numbers: Record<string, NumberStats> };
+        const stats = (await (await fetch(`${fake.url}/_stats`, { signal: AbortSignal.timeout(30_000) })).json()) as { numbers: Record<string, NumberStats>; stalls: Stall[] };
         const measured = measure(pacingCase, stats.numbers, startedAt + skipS * 1000, context.windowS);
+        const svcStalls = roles.flatMap((_, i) => readStalls(join(stallsDir, `svc-${i}`)));
+        // Stalls while sending (module loading at start stalls every process for about a second).
+        const sending = (list: Stall[]) => list.filter((stall) => stall.at >= startedAt);
+        measured.figures.svcMaxStallMs = Math.max(0, ...sending(svcStalls).map((stall) => stall.ms));
+        measured.figures.svcStalls100 = sending(svcStalls).filter((stall) => stall.ms >= 100).length;
+        measured.figures.fakeMaxStallMs = Math.max(0, ...sending(stats.stalls).map((stall) => stall.ms));
+        const long = sending(svcStalls).filter((stall) => stall.ms >= 100);
+        if (long.length > 0) {
+          measured.notes!.push(`svc loop stalls ≥ 100 ms (s after start + ms): ${long.map((stall) => `${((stall.at - startedAt) / 1000).toFixed(1)}+${stall.ms}`).join(' ')}`);
+        }
+        measured.notes!.push(...overCapSeconds(pacingCase, stats.numbers, startedAt, { svc: svcStalls, fake: stats.stalls }));
         const queued = await countWhere(database, 'messages', "status = 'QUEUED'");
         if (queued === 0) measured.notes!.push('the queue ran dry before the end of the window');
         const failed = await countWhere(database, 'messages', "status = 'FAILED'");
@@ -125,9 +174,26 @@ function pacingTarget(kind: DatabaseKind, pacingCase: PacingCase): Target {
       } finally {
         await Promise.all(workers.map((worker) => worker.child.stop()));
         await database.close();
+        rmSync(stallsDir, { recursive: true, force: true });
       }
     },
   };
+}
+
+function readStalls(file: string): Stall[] {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return []; // no stall at all
+  }
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [at, ms] = line.split(' ').map(Number);
+      return { at: at!, ms: ms! };
+    });
 }
 
 export const pacing: Scenario = {
@@ -141,6 +207,9 @@ export const pacing: Scenario = {
     { key: 'busiestSecond', label: 'busiest second (one number)', digits: 0 },
     { key: 'busiestOverCap', label: 'busiest / cap', digits: 2 },
     { key: 'hung', label: 'hung calls', digits: 0 },
+    { key: 'svcMaxStallMs', label: 'svc longest loop stall ms', digits: 0 },
+    { key: 'svcStalls100', label: 'svc stalls ≥ 100 ms', digits: 0 },
+    { key: 'fakeMaxStallMs', label: 'fake longest loop stall ms', digits: 0 },
     { key: 'failed', label: 'FAILED msgs', digits: 0 },
   ],
   targets(context) {
