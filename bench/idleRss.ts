@@ -38,7 +38,7 @@ try {
   const sender = await createSender(svc.url!);
   const first = await call(svc.url!, 'POST', '/v1/messages', { key: sender.key, body: messageBody(99_999_999 - 30_000_000) });
   if (first.status !== 202) throw new Error(`first send: ${first.status} ${first.text}`);
-  await sleep(2000);
+  await sleep(Number(process.env.IDLE_FIRST_MS ?? 2000));
   const idle = [(rssKiB(svc.child.pid) ?? 0) / 1024];
   for (let load = 0; load < Number(values.loads); load++) {
     const url = `${svc.url}/v1/messages`;
@@ -56,6 +56,8 @@ try {
       `V8 heap used ${mib('svc_nodejs_heap_size_used_bytes')} MiB of ${mib('svc_nodejs_heap_size_total_bytes')} MiB; ` +
         `external ${mib('svc_nodejs_external_memory_bytes')} MiB; RSS ${mib('svc_process_resident_memory_bytes')} MiB`,
     );
+    const spaces = [...metrics.matchAll(/^svc_nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)$/gm)];
+    console.log(`V8 heap spaces (total MiB): ${spaces.map(([, space, bytes]) => `${space} ${(Number(bytes) / 1048576).toFixed(1)}`).join(', ')}`);
   }
   if (values.snapshot) {
     // With --node-options=--heapsnapshot-signal=SIGUSR2: a heap snapshot in svc's folder.

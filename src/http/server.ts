@@ -29,6 +29,7 @@ import { consoleRoutes } from './routes/console.ts';
 import { swaggerOptions } from './openapi/index.ts';
 import { registerDocs } from './openapi/docs.ts';
 import { eventRoutes } from './routes/events.ts';
+import { serializersOnFirstUse } from './lazyCompilers.ts';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -105,6 +106,7 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
+    schemaController: { compilersFactory: { buildSerializer: serializersOnFirstUse } },
   });
   app.server.maxConnections = ctx.config.http.maxConnections;
 

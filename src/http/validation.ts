@@ -65,9 +65,14 @@ function nulCharacterErrors(data: unknown): ErrorObject[] {
   return found;
 }
 
-/** The compiled schema, refusing NUL characters first (see nulCharacterErrors). */
-function refusingNul(validate: ValidateFunction): ValidateFunction {
+/**
+ * The schema's validator, refusing NUL characters first (see nulCharacterErrors); compiled on its
+ * first use (lazyCompilers.ts).
+ */
+function refusingNul(compile: () => ValidateFunction): ValidateFunction {
+  let validate: ValidateFunction | undefined;
   const wrapped = ((data: unknown) => {
+    validate ??= compile();
     const nul = nulCharacterErrors(data);
     const valid = validate(data);
     wrapped.errors = nul.length > 0 || !valid ? [...nul, ...(validate.errors ?? [])] : null;
@@ -83,5 +88,5 @@ function refusingNul(validate: ValidateFunction): ValidateFunction {
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const strict = ajvWith({ coerceTypes: false });
   const coercing = ajvWith({ coerceTypes: 'array' });
-  return ({ schema, httpPart }) => refusingNul((httpPart === 'body' ? strict : coercing).compile(schema as object));
+  return ({ schema, httpPart }) => refusingNul(() => (httpPart === 'body' ? strict : coercing).compile(schema as object));
 }
