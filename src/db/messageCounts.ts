@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, DialectName } from './database.ts';
+import { dialectOf, statement } from './prepared.ts';
 import type { MessageCountsTable } from './tables.ts';
 
 // Analytics counters: per project, UTC hour, status, template and language, how many messages
@@ -34,7 +35,16 @@ function aggregate(items: Iterable<Key>): MessageCountRow[] {
   return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
 }
 
+const ADD_COUNT_SQLITE = statement(
+  `insert into message_counts (project_id, hour, status, template, language, count) values (?, ?, ?, ?, ?, ?)
+   on conflict (project_id, hour, status, template, language) do update set count = message_counts.count + excluded.count`,
+);
+
 async function addCounts(trx: Db, rows: readonly MessageCountRow[]): Promise<void> {
+  if (dialectOf(trx) === 'sqlite') {
+    for (const row of rows) await ADD_COUNT_SQLITE.execute(trx, [row.project_id, row.hour, row.status, row.template, row.language, row.count]);
+    return;
+  }
   for (let i = 0; i < rows.length; i += 500) {
     await trx
       .insertInto('message_counts')
@@ -46,6 +56,20 @@ async function addCounts(trx: Db, rows: readonly MessageCountRow[]): Promise<voi
       )
       .execute();
   }
+}
+
+/**
+ * PostgreSQL: an insert that counts the rows of `source` (a query or CTE with project_id,
+ * queued_at, template_name and language) as accepted, for a statement that inserts messages and
+ * counts them in one round trip (messages.ts, insertAcceptedMessages). Rows are locked in key
+ * order, as every accept's are, so two processes' accepts never wait on each other in a cycle.
+ */
+export function countAcceptedSql(source: string): string {
+  return `insert into message_counts as c (project_id, hour, status, template, language, count)
+    select project_id, queued_at - queued_at % ${HOUR_MS}, 'QUEUED', template_name, language, count(*) from ${source}
+    group by project_id, queued_at - queued_at % ${HOUR_MS}, template_name, language
+    order by 1, 2, 4, 5
+    on conflict (project_id, hour, status, template, language) do update set count = c.count + excluded.count`;
 }
 
 /** Counts accepted messages (QUEUED, at their queued_at), in the accept's transaction. */

@@ -4,10 +4,9 @@ import type { Database, Db } from '../db/database.ts';
 import { GroupCommitter } from '../db/groupCommit.ts';
 import { claimIdempotencyKeys, findIdempotencyRecord, type IdempotencyRecord } from '../db/idempotencyKeys.ts';
 import { insertBatch } from '../db/batches.ts';
-import { currentTemplates, insertMessages, type MessageRow } from '../db/messages.ts';
+import { currentTemplates, insertAcceptedMessages, type MessageRow } from '../db/messages.ts';
 import type { BatchesTable, TemplatesTable } from '../db/tables.ts';
 import { ApiError } from '../http/errors.ts';
-import { countAcceptedMessages } from '../db/messageCounts.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
@@ -173,9 +172,7 @@ export class MessageAcceptor {
     // The message row is the whole record of its acceptance: its QUEUED event is derived from it.
     for (const item of accepted) if (item.batch) await insertBatch(trx, item.batch);
     const messages = accepted.flatMap((item) => item.messages);
-    await insertMessages(trx, messages);
-    await countAcceptedMessages(trx, messages);
-    if (messages.length > 0) await this.#notifier.notifyInTransaction(trx, 'messages');
+    await insertAcceptedMessages(trx, messages, await this.#notifier.postgresChannel('messages'));
     return outcomes;
   }
 }

@@ -36,8 +36,16 @@ export class Notifier {
   /** Call inside the transaction that creates the work (after the insert, before the commit). */
   async notifyInTransaction(trx: Db, channel: Channel): Promise<void> {
     if (this.#database.dialect === 'postgres') {
-      await sql`select pg_notify(${(await this.#prefix()) + channel}, '')`.execute(trx);
+      await sql`select pg_notify(${await this.postgresChannel(channel)}, '')`.execute(trx);
     }
+  }
+
+  /**
+   * The PostgreSQL channel of a queue, for a statement that notifies it itself (`pg_notify`);
+   * undefined with SQLite, where only this process's workers are woken (wakeLocal).
+   */
+  async postgresChannel(channel: Channel): Promise<string | undefined> {
+    return this.#database.dialect === 'postgres' ? (await this.#prefix()) + channel : undefined;
   }
 
   /**
