@@ -93,8 +93,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       async start() {
         keyUsage.start();
         await notifier.listen();
-        // Readying the servers compiles every route's schemas, holding the event loop for about a
-        // second: done before the workers start, so no send granted in a pacing window waits behind it.
+        // The servers are readied (plugins, routes) before the workers start, so no send granted
+        // in a pacing window waits behind that work on the event loop (it once held it for 1.2 s).
         await http?.ready();
         await ops?.ready();
         if (runsWorkers) {
