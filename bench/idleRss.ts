@@ -32,8 +32,7 @@ try {
     SVC_PROVIDER_MAX_MPS: '100000',
     SVC_SANDBOX_DELIVERY_DELAY_MS: '3600000',
     SVC_API_RATE_LIMIT: '10000000',
-    ...(values['node-options'] && { NODE_OPTIONS: values['node-options'] }),
-  });
+  }, 'all', { nodeOptions: values['node-options'] });
   const opsUrl = /"opsUrl":"(http:\/\/[^"]+)"/.exec(await svc.child.waitForLine(/"msg":"svc started"/, 1000))?.[1];
   const sender = await createSender(svc.url!);
   const first = await call(svc.url!, 'POST', '/v1/messages', { key: sender.key, body: messageBody(99_999_999 - 30_000_000) });

@@ -69,9 +69,13 @@ async function loadAgainst(
   return figuresOf(load, { rows, idleRssKiB });
 }
 
-function svcTarget(kind: DatabaseKind): Target {
+/**
+ * svc as a whole (role all: the API and the workers dispatching every accepted message to the
+ * sandbox), or the API alone (role api: the request path without the workers beside it).
+ */
+function svcTarget(kind: DatabaseKind, role: 'all' | 'api'): Target {
   return {
-    name: `svc-${kind}`,
+    name: role === 'all' ? `svc-${kind}` : `svc-${kind}-api`,
     async run(context) {
       const database = await freshDatabase(kind, context.postgresUrl);
       try {
@@ -82,7 +86,7 @@ function svcTarget(kind: DatabaseKind): Target {
           // One key sends everything: its token bucket (SVC_API_RATE_LIMIT, 6000/min by default)
           // would answer most of the load 429, and 429s are not what this scenario measures.
           SVC_API_RATE_LIMIT: '10000000',
-        });
+        }, role);
         const sender = await createSender(svc.url!);
         const first = await call(svc.url!, 'POST', '/v1/messages', { key: sender.key, body: messageBody(99_999_999 - 30_000_000) });
         if (first.status !== 202) throw new Error(`first send: ${first.status} ${first.text}`);
@@ -148,7 +152,7 @@ export const accept: Scenario = {
     { key: 'loadgenCpuPct', label: 'loadgen CPU %', digits: 0 },
   ],
   targets(context) {
-    const targets: Target[] = context.databases.map(svcTarget);
+    const targets: Target[] = context.databases.flatMap((kind) => [svcTarget(kind, 'all'), svcTarget(kind, 'api')]);
     targets.push(anchorTarget('bare-fastify', undefined, 'bareFastify.ts', () => []));
     targets.push(anchorTarget('sqlite-insert', 'sqlite', 'sqliteInsert.ts', (db) => [db!.place]));
     targets.push(anchorTarget('sqlite-group-commit', 'sqlite', 'sqliteInsert.ts', (db) => [db!.place, '--group-commit']));
@@ -160,11 +164,15 @@ export const accept: Scenario = {
       ['svc-sqlite', 'bare-fastify'],
       ['svc-sqlite', 'sqlite-insert'],
       ['svc-sqlite', 'sqlite-group-commit'],
+      ['svc-sqlite-api', 'sqlite-group-commit'],
     ];
-    if (context.databases.includes('postgres')) pairs.push(['svc-postgres', 'bare-fastify'], ['svc-postgres', 'pg-insert']);
+    if (context.databases.includes('postgres')) {
+      pairs.push(['svc-postgres', 'bare-fastify'], ['svc-postgres', 'pg-insert'], ['svc-postgres-api', 'pg-insert']);
+    }
     const ratios: Ratio[] = [];
     for (const [numerator, denominator] of pairs) {
-      for (const figure of ['reqPerS', 'p99', 'cpuMsPerReq']) {
+      const pgFigures = denominator === 'pg-insert' ? ['pgAllCpuMsPerReq'] : [];
+      for (const figure of ['reqPerS', 'p99', 'cpuMsPerReq', ...pgFigures]) {
         ratios.push({ label: `${numerator} / ${denominator}`, numerator, denominator, figure });
       }
     }
