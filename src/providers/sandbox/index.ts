@@ -4,7 +4,8 @@ import type { Config } from '../../config.ts';
 import { claimDue, nextDueAt } from '../../db/claims.ts';
 import type { Database, Db } from '../../db/database.ts';
 import { GroupCommitter } from '../../db/groupCommit.ts';
-import type { MessageStatus, SandboxReportsTable, SandboxSubmissionsTable } from '../../db/tables.ts';
+import { insertSandboxRecords, type SandboxRecord } from '../../db/sandboxRecords.ts';
+import type { MessageStatus, SandboxReportsTable } from '../../db/tables.ts';
 import { newId } from '../../domain/ids.ts';
 import { WorkerLoop } from '../../workers/loop.ts';
 import type { Notifier } from '../../workers/notifier.ts';
@@ -30,11 +31,6 @@ const PROVIDER_ID_PREFIX = `wamid.sandbox.${randomBytes(8).toString('hex')}`;
 let providerIdCounter = 0;
 // Making a report takes milliseconds; a short lease lets a restarted process take over quickly.
 const REPORT_LEASE_MS = 5_000;
-
-interface SandboxRecord {
-  submission: SandboxSubmissionsTable;
-  reports: SandboxReportsTable[];
-}
 
 interface PlannedReport {
   status: Exclude<MessageStatus, 'QUEUED' | 'SENT'>;
@@ -142,34 +138,7 @@ export class SandboxProvider implements Provider {
   }
 
   async #commitRecords(trx: Db, all: SandboxRecord[]): Promise<void[]> {
-    // A message erased with its project while it was being submitted leaves no record behind. The
-    // rows are share-locked (PostgreSQL) so an erasure in progress either waits for this commit,
-    // and erases these records too, or has already removed the message.
-    const live = new Set(
-      (
-        await trx
-          .selectFrom('messages')
-          .select('id')
-          .where(
-            'id',
-            'in',
-            all.map((item) => item.submission.message_id),
-          )
-          .$if(this.#database.dialect === 'postgres', (query) => query.forKeyShare())
-          .execute()
-      ).map((row) => row.id),
-    );
-    const items = all.filter((item) => live.has(item.submission.message_id));
-    if (items.length === 0) return all.map(() => undefined);
-    await trx
-      .insertInto('sandbox_submissions')
-      .values(items.map((item) => item.submission))
-      .execute();
-    const reports = items.flatMap((item) => item.reports);
-    if (reports.length > 0) {
-      await trx.insertInto('sandbox_reports').values(reports).execute();
-      await this.#notifier.notifyInTransaction(trx, 'sandbox');
-    }
+    await insertSandboxRecords(trx, this.#database.dialect, all, await this.#notifier.postgresChannel('sandbox'));
     return all.map(() => undefined);
   }
 

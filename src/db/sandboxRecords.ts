@@ -1,0 +1,80 @@
+import type { Db, DialectName } from './database.ts';
+import { postgresStatement } from './prepared.ts';
+import type { SandboxReportsTable, SandboxSubmissionsTable } from './tables.ts';
+
+// The sandbox provider's records of the submissions it took and the status reports it promised,
+// written for many submissions at once (its group commit). A message erased with its project
+// while it was being submitted leaves no record behind.
+
+export interface SandboxRecord {
+  submission: SandboxSubmissionsTable;
+  reports: SandboxReportsTable[];
+}
+
+/**
+ * PostgreSQL: one statement for the whole group. The messages are key-share-locked, so an erasure
+ * in progress either waits for this commit (and erases these records too) or has already
+ * removed them; only records of messages still there are written; and the sandbox's report loop
+ * is woken when reports were promised.
+ */
+const RECORD_POSTGRES = postgresStatement(`
+  with live as (select id from messages where id = any($1::text[]) order by id for key share),
+  submitted as (
+    insert into sandbox_submissions (id, message_id, provider_message_id, recipient, outcome, submitted_at)
+    select s.* from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+      as s(id, message_id, provider_message_id, recipient, outcome, submitted_at)
+    where s.message_id in (select id from live)
+  ),
+  promised as (
+    insert into sandbox_reports (id, message_id, provider_message_id, status, error, due_at, lease_expires_at)
+    select r.*, null::bigint from unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[])
+      as r(id, message_id, provider_message_id, status, error, due_at)
+    where r.message_id in (select id from live)
+    returning 1
+  )
+  select pg_notify($14, '') from (select 1) as once where exists (select from promised)`);
+
+/** Writes the records of the messages that still exist; `channel` wakes the report loop on PostgreSQL. */
+export async function insertSandboxRecords(
+  trx: Db,
+  dialect: DialectName,
+  records: readonly SandboxRecord[],
+  channel: string | undefined,
+): Promise<void> {
+  if (records.length === 0) return;
+  const submissions = records.map((record) => record.submission);
+  const reports = records.flatMap((record) => record.reports);
+  if (dialect === 'postgres') {
+    await RECORD_POSTGRES.execute(trx, [
+      submissions.map((s) => s.message_id),
+      submissions.map((s) => s.id),
+      submissions.map((s) => s.message_id),
+      submissions.map((s) => s.provider_message_id),
+      submissions.map((s) => s.recipient),
+      submissions.map((s) => s.outcome),
+      submissions.map((s) => s.submitted_at),
+      reports.map((r) => r.id),
+      reports.map((r) => r.message_id),
+      reports.map((r) => r.provider_message_id),
+      reports.map((r) => r.status),
+      reports.map((r) => r.error),
+      reports.map((r) => r.due_at),
+      channel,
+    ]);
+    return;
+  }
+  const live = new Set(
+    (
+      await trx
+        .selectFrom('messages')
+        .select('id')
+        .where('id', 'in', submissions.map((submission) => submission.message_id))
+        .execute()
+    ).map((row) => row.id),
+  );
+  const kept = records.filter((record) => live.has(record.submission.message_id));
+  if (kept.length === 0) return;
+  await trx.insertInto('sandbox_submissions').values(kept.map((record) => record.submission)).execute();
+  const keptReports = kept.flatMap((record) => record.reports);
+  if (keptReports.length > 0) await trx.insertInto('sandbox_reports').values(keptReports).execute();
+}
