@@ -48,6 +48,13 @@ async function startFake(context: BenchContext, pacingCase: PacingCase): Promise
   return { child, url: line.slice('fake graph listening '.length).trim() };
 }
 
+/** Arrivals per calendar second (epoch seconds). */
+function sendsPerSecond(arrivals: readonly number[]): Map<number, number> {
+  const perSecond = new Map<number, number>();
+  for (const at of arrivals) perSecond.set(Math.floor(at / 1000), (perSecond.get(Math.floor(at / 1000)) ?? 0) + 1);
+  return perSecond;
+}
+
 interface Stalls {
   svc: Stall[];
   fake: Stall[];
@@ -57,9 +64,7 @@ interface Stalls {
 function overCapSeconds(pacingCase: PacingCase, stats: Record<string, NumberStats>, startedAt: number, stalls: Stalls): string[] {
   const notes: string[] = [];
   for (const [id, number] of Object.entries(stats)) {
-    const perSecond = new Map<number, number>();
-    for (const at of number.arrivals) perSecond.set(Math.floor(at / 1000), (perSecond.get(Math.floor(at / 1000)) ?? 0) + 1);
-    for (const [second, count] of perSecond) {
+    for (const [second, count] of sendsPerSecond(number.arrivals)) {
       if (count <= pacingCase.cap) continue;
       const near = (list: Stall[]) =>
         list
@@ -82,8 +87,7 @@ function measure(pacingCase: PacingCase, stats: Record<string, NumberStats>, fro
     const id = phoneNumberId(i);
     const arrivals = stats[id]?.arrivals ?? [];
     const inWindow = arrivals.filter((at) => at >= from && at < to).length;
-    const perSecond = new Map<number, number>();
-    for (const at of arrivals) perSecond.set(Math.floor(at / 1000), (perSecond.get(Math.floor(at / 1000)) ?? 0) + 1);
+    const perSecond = sendsPerSecond(arrivals);
     return {
       id,
       rate: inWindow / windowS,

@@ -142,7 +142,7 @@ const ACCEPT_POSTGRES = postgresStatement(
  */
 export async function insertAcceptedMessages(db: Db, rows: readonly MessageRow[], channel: string | undefined): Promise<void> {
   if (rows.length === 0) return;
-  if (channel === undefined) {
+  if (dialectOf(db) === 'sqlite') {
     await insertRows(db, INSERT_MESSAGE, rows);
     await countAcceptedMessages(db, rows);
     return;

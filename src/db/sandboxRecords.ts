@@ -18,21 +18,21 @@ export interface SandboxRecord {
  * is woken when reports were promised.
  */
 const RECORD_POSTGRES = postgresStatement(`
-  with live as (select id from messages where id = any($1::text[]) order by id for key share),
+  with live as (select id from messages where id = any($2::text[]) order by id for key share),
   submitted as (
     insert into sandbox_submissions (id, message_id, provider_message_id, recipient, outcome, submitted_at)
-    select s.* from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+    select s.* from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])
       as s(id, message_id, provider_message_id, recipient, outcome, submitted_at)
     where s.message_id in (select id from live)
   ),
   promised as (
     insert into sandbox_reports (id, message_id, provider_message_id, status, error, due_at, lease_expires_at)
-    select r.*, null::bigint from unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[])
+    select r.*, null::bigint from unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[])
       as r(id, message_id, provider_message_id, status, error, due_at)
     where r.message_id in (select id from live)
     returning 1
   )
-  select pg_notify($14, '') from (select 1) as once where exists (select from promised)`);
+  select pg_notify($13, '') from (select 1) as once where exists (select from promised)`);
 
 /** Writes the records of the messages that still exist; `channel` wakes the report loop on PostgreSQL. */
 export async function insertSandboxRecords(
@@ -46,7 +46,6 @@ export async function insertSandboxRecords(
   const reports = records.flatMap((record) => record.reports);
   if (dialect === 'postgres') {
     await RECORD_POSTGRES.execute(trx, [
-      submissions.map((s) => s.message_id),
       submissions.map((s) => s.id),
       submissions.map((s) => s.message_id),
       submissions.map((s) => s.provider_message_id),
