@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Tables } from './tables.ts';
 import { openSqlite } from './sqlite.ts';
 
@@ -33,12 +34,17 @@ export interface Database {
 // pg returns int8 and numeric as strings; every bigint we store is epoch milliseconds or a
 // counter, well inside 2^53, so one parser here makes both dialects return numbers.
 const INT8_OID = 20;
-const pgTypes = {
-  getTypeParser(oid: number, format?: 'text' | 'binary') {
-    if (oid === INT8_OID) return (value: string) => Number(value);
-    return pg.types.getTypeParser(oid, format);
-  },
-};
+function pgTypes(postgres: typeof pg) {
+  return {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === INT8_OID) return (value: string) => Number(value);
+      return postgres.types.getTypeParser(oid, format);
+    },
+  };
+}
+
+// The PostgreSQL driver is loaded only by a process that uses PostgreSQL (≈ 8 MiB resident).
+const require = createRequire(import.meta.url);
 
 const CONNECT_TIMEOUT_MS = 5000;
 
@@ -70,10 +76,11 @@ export function openDatabase(url: string, options: { poolSize: number }): Databa
       },
     };
   }
-  const pool = new pg.Pool({
+  const postgres = require('pg') as typeof pg;
+  const pool = new postgres.Pool({
     connectionString: url,
     max: options.poolSize,
-    types: pgTypes,
+    types: pgTypes(postgres),
     // While the database is away, a request waits this long for a connection, then gets a 503.
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
   });

@@ -1,8 +1,9 @@
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import { signWebhook } from '../domain/webhookSignature.ts';
 import { forbiddenAddressReason, guardedLookup } from '../net/addressPolicy.ts';
+import { undici } from '../net/undici.ts';
 
 // One webhook attempt: a signed POST to the callback URL through a shared keep-alive pool.
 //
@@ -126,12 +127,17 @@ async function readPrefix(body: AsyncIterable<Buffer> & { destroy(): void }): Pr
  * addresses the SSRF policy allows, and go to the very address that was checked.
  */
 export class WebhookSender {
-  readonly #agent: Agent;
+  #agent: Agent | undefined;
   readonly #options: WebhookSenderOptions;
 
   constructor(options: WebhookSenderOptions) {
     this.#options = options;
-    this.#agent = new Agent({
+  }
+
+  /** The pool, made on the first attempt. */
+  #pool(): Agent {
+    const options = this.#options;
+    return (this.#agent ??= new (undici().Agent)({
       connections: options.connectionsPerOrigin,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 60_000,
@@ -141,7 +147,7 @@ export class WebhookSender {
         timeout: options.timeoutMs,
         lookup: guardedLookup(options.allowPrivate) as unknown as LookupFunction,
       },
-    });
+    }));
   }
 
   /** One attempt. Never throws: every outcome is a result to record. */
@@ -161,8 +167,8 @@ export class WebhookSender {
     const timeout = AbortSignal.timeout(this.#options.timeoutMs);
     const signal = AbortSignal.any([timeout, stop]);
     try {
-      const response = await request(url, {
-        dispatcher: this.#agent,
+      const response = await undici().request(url, {
+        dispatcher: this.#pool(),
         method: 'POST',
         signal,
         headers: {
@@ -206,6 +212,6 @@ export class WebhookSender {
   }
 
   async close(): Promise<void> {
-    await this.#agent.destroy();
+    await this.#agent?.destroy();
   }
 }

@@ -1,4 +1,5 @@
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
+import { undici } from '../../net/undici.ts';
 
 // A small client for Meta's Graph API: one keep-alive pool, a deadline per call, and answers
 // returned as values (never thrown) so callers can map them to outcomes.
@@ -57,22 +58,26 @@ function describe(error: unknown): string {
 }
 
 export class GraphClient {
-  readonly #agent: Agent;
+  #agent: Agent | undefined;
   readonly #base: string;
   readonly #timeoutMs: number;
 
   constructor(options: GraphClientOptions) {
     this.#base = `${options.graphUrl.replace(/\/+$/, '')}/${options.apiVersion}`;
     this.#timeoutMs = options.timeoutMs;
+  }
+
+  /** The pool, made on the first call. */
+  #pool(): Agent {
     // No cap on connections here: the dispatcher bounds the calls in flight, and at Graph's real
     // latencies a number at its throughput needs as many connections as it has calls waiting.
-    this.#agent = new Agent({
+    return (this.#agent ??= new (undici().Agent)({
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 60_000,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-      connect: { timeout: options.timeoutMs },
-    });
+      headersTimeout: this.#timeoutMs,
+      bodyTimeout: this.#timeoutMs,
+      connect: { timeout: this.#timeoutMs },
+    }));
   }
 
   get timeoutMs(): number {
@@ -84,8 +89,8 @@ export class GraphClient {
     for (const [name, value] of Object.entries(call.query ?? {})) url.searchParams.set(name, value);
     const timeout = AbortSignal.timeout(this.#timeoutMs);
     try {
-      const response = await request(url, {
-        dispatcher: this.#agent,
+      const response = await undici().request(url, {
+        dispatcher: this.#pool(),
         method: call.method,
         signal: timeout,
         headers: {
@@ -125,6 +130,6 @@ export class GraphClient {
   }
 
   async close(): Promise<void> {
-    await this.#agent.close();
+    await this.#agent?.close();
   }
 }
