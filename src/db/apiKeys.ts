@@ -16,14 +16,51 @@ export interface KeyForRequest {
   project_disabled_at: number | null;
 }
 
-const KEY_BY_HASH = statement<KeyForRequest>(
+const KEY_BY_HASH_SQL =
   'select k.id, k.project_id, k.revoked_at, p.disabled_at as project_disabled_at ' +
-    'from api_keys k join projects p on p.id = k.project_id where k.key_hash = ?',
-);
+  'from api_keys k join projects p on p.id = k.project_id where k.key_hash = ?';
+const KEY_BY_HASH = statement<KeyForRequest>(KEY_BY_HASH_SQL);
 
 /** The key with this hash, active or not, and whether its project is disabled: the one query every authenticated request makes. */
 export async function findApiKeyByHash(db: Db, keyHash: string): Promise<KeyForRequest | undefined> {
   return (await KEY_BY_HASH.rows(db, [keyHash]))[0];
+}
+
+/** The key's columns on each row of a key-checked read, named so they never meet the read's own. */
+export interface KeyCheckColumns {
+  svc_key_id: string;
+  svc_key_project_id: string;
+  svc_key_revoked_at: number | null;
+  svc_key_project_disabled_at: number | null;
+}
+
+/**
+ * A read and the lookup of the request's key in one statement (one round trip on PostgreSQL where
+ * two were): its parameters are the key's hash, then the read's. No row at all when no key has
+ * that hash; otherwise the key's state on every row, beside the read's columns — all null on the
+ * one row there is when the read found nothing. `orderBy` orders the rows again (a join keeps no
+ * order): the read runs once, on its own, then is joined to the key's one row. (A plain join of
+ * the key and the table would have PostgreSQL sort every row of the project before the limit.)
+ */
+export function keyCheckedSql(read: string, orderBy?: string): string {
+  return (
+    'select svc_key.id as svc_key_id, svc_key.project_id as svc_key_project_id, svc_key.revoked_at as svc_key_revoked_at, ' +
+    `svc_key.project_disabled_at as svc_key_project_disabled_at, r.* from (${KEY_BY_HASH_SQL}) svc_key ` +
+    `left join (${read}) r on 1 = 1${orderBy === undefined ? '' : ` order by ${orderBy}`}`
+  );
+}
+
+/** The key a key-checked read found, as findApiKeyByHash would have; undefined: no such key. */
+export function keyOfCheckedRows(rows: readonly KeyCheckColumns[]): KeyForRequest | undefined {
+  const row = rows[0];
+  return (
+    row && {
+      id: row.svc_key_id,
+      project_id: row.svc_key_project_id,
+      revoked_at: row.svc_key_revoked_at,
+      project_disabled_at: row.svc_key_project_disabled_at,
+    }
+  );
 }
 
 /**

@@ -12,7 +12,7 @@ export function dialectOf(db: Db): DialectName {
 }
 
 /** `?` placeholders, numbered `$1, $2, …` for PostgreSQL. */
-function numbered(text: string): string {
+export function numbered(text: string): string {
   let n = 0;
   return text.replace(/\?/g, () => `$${++n}`);
 }

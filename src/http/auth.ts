@@ -126,11 +126,11 @@ function takeRateLimit(limiter: RateLimiter, keyId: string, reply: FastifyReply)
  * The onRequest hook of every authenticated route: one indexed lookup by the key's hash (which
  * reads whether the project is disabled too), then the key's rate limit, kept in memory.
  *
- * `deferVerification` (POST /v1/messages): a key this process has seen is taken from its cache
- * without the lookup, and the database decides later, before any answer leaves: the write's
- * commit re-checks the key (it always did, for revocations in flight), and every other answer
- * — an error, a replay — first calls verifyKey. The route's error handler must be
- * verifyingErrorHandler.
+ * `deferVerification` (POST /v1/messages, the message reads): a key this process has seen is
+ * taken from its cache without the lookup, and the database decides later, before any answer
+ * leaves: the write's commit re-checks the key (it always did, for revocations in flight), a
+ * read reads the key in its own statement (confirmKey), and every other answer — an error, a
+ * replay — first calls verifyKey. The route's error handler must be verifyingErrorHandler.
  */
 export function authenticate(ctx: HttpContext, options: { deferVerification?: boolean } = {}) {
   const limiter = keyLimiterOf(ctx);
@@ -158,12 +158,18 @@ export function authenticate(ctx: HttpContext, options: { deferVerification?: bo
 
 /** Asks the database whether a request's key is still active, unless it was asked already; 401 if not. */
 export async function verifyKey(ctx: HttpContext, request: FastifyRequest): Promise<void> {
-  const { auth } = request;
-  if (auth.verified) return;
-  const key = await findApiKeyByHash(ctx.database.reader, auth.keyHash);
+  if (request.auth.verified) return;
+  confirmKey(ctx, request, await findApiKeyByHash(ctx.database.reader, request.auth.keyHash));
+}
+
+/**
+ * The request's key as the database has it now (read by verifyKey, or beside a read of the
+ * route's: see keyCheckedSql): 401 unless it is active, whether or not it was verified before.
+ */
+export function confirmKey(ctx: HttpContext, request: FastifyRequest, key: KeyForRequest | undefined): void {
   const refusal = refusalOf(key);
   if (refusal) {
-    keyProjectsOf(ctx).forget(auth.keyHash);
+    keyProjectsOf(ctx).forget(request.auth.keyHash);
     throw refusal;
   }
   keyVerified(ctx, request);

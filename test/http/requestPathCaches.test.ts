@@ -110,6 +110,73 @@ for (const kind of databaseKinds()) {
         assert.equal((await send(server, sender.key, sendBody(sender))).status, 202);
       });
 
+      // GET /v1/messages/{id}, the list and the events read the key in the statement that reads
+      // the messages: a key this process remembers must still be refused at once.
+      it('the message reads refuse a remembered key at once once it is revoked (here or elsewhere) or its project disabled', async () => {
+        const svc = (...args: string[]) =>
+          runSvc(['projects', ...args], { SVC_DATABASE_URL: server.database.url, SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY });
+        for (const change of ['revoked here', 'revoked elsewhere', 'disabled'] as const) {
+          const sender = await senderAt(server.url);
+          const spare = (await server.call('POST', '/v1/api-keys', { key: sender.key, body: { name: 'spare' } })).body;
+          const sent = await send(server, spare.key, sendBody({ ...sender, key: spare.key }));
+          assert.equal(sent.status, 202, sent.text);
+          const reads = [
+            `/v1/messages/${sent.body.id}`,
+            '/v1/messages?limit=5',
+            '/v1/messages?status=QUEUED&limit=1',
+            `/v1/messages/${sent.body.id}/events`,
+            '/v1/messages/msg_no_such_message',
+            '/v1/messages?cursor=not-a-cursor',
+          ];
+          const expected = [200, 200, 200, 200, 404, 400];
+          for (const [i, path] of reads.entries()) {
+            assert.equal((await server.call('GET', path, { key: spare.key })).status, expected[i], `${path} before: remembered now`);
+          }
+          if (change === 'disabled') assert.equal((await svc('disable', sender.projectId)).code, 0);
+          else {
+            const revoker = change === 'revoked here' ? server : other;
+            assert.equal((await revoker.call('DELETE', `/v1/api-keys/${spare.id}`, { key: sender.key })).status, 200);
+          }
+          for (const path of reads) {
+            const reply = await server.call('GET', path, { key: spare.key });
+            assert.equal(reply.status, 401, `${change}, ${path}: ${reply.text}`);
+            assert.equal(reply.body.detail, change === 'disabled' ? DISABLED : REVOKED);
+          }
+          if (change === 'disabled') {
+            assert.equal((await svc('enable', sender.projectId)).code, 0);
+            assert.equal((await server.call('GET', reads[0]!, { key: spare.key })).status, 200);
+          } else {
+            // The project's other key still reads it.
+            const mine = await server.call('GET', reads[0]!, { key: sender.key });
+            assert.equal(mine.status, 200);
+            assert.equal(mine.body.id, sent.body.id);
+          }
+        }
+      });
+
+      it("the message reads answer from the key's own project only", async () => {
+        const alice = await senderAt(server.url);
+        const bob = await senderAt(server.url);
+        const alices = (await send(server, alice.key, sendBody(alice))).body.id;
+        const bobs = (await send(server, bob.key, sendBody(bob))).body.id;
+        for (let round = 0; round < 2; round++) {
+          assert.equal((await server.call('GET', `/v1/messages/${alices}`, { key: bob.key })).status, 404);
+          assert.equal((await server.call('GET', `/v1/messages/${alices}/events`, { key: bob.key })).status, 404);
+          const list = await server.call('GET', '/v1/messages?limit=200', { key: bob.key });
+          assert.deepEqual(
+            list.body.map((message: { id: string }) => message.id),
+            [bobs],
+          );
+        }
+        const empty = await senderAt(server.url);
+        for (let round = 0; round < 2; round++) {
+          const none = await server.call('GET', '/v1/messages', { key: empty.key });
+          assert.equal(none.status, 200);
+          assert.deepEqual(none.body, []);
+          assert.equal(none.headers.get('link'), null);
+        }
+      });
+
       it("sends with the key's own project, never another's", async () => {
         const alice = await senderAt(server.url, { templateName: 'shared_name' });
         const bob = await senderAt(server.url, { templateName: 'shared_name', bodyText: 'Bob says {{1}} and {{2}} here.' });

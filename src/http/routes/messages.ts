@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { findMessage, listMessageEvents, listMessages } from '../../db/messages.ts';
+import { findMessageCheckingKey, listMessageEvents, listMessages } from '../../db/messages.ts';
 import { parseIdempotencyKey } from '../../domain/messageRequest.ts';
 import { cancelMessage } from '../../sending/cancelMessage.ts';
 import type { SendResult } from '../../sending/sendMessages.ts';
 import { listDeliveriesForMessage, WebhookDeliveryView, webhookDeliveryView } from '../../webhooks/deliveryView.ts';
-import { authenticate, authorizedWrite, keyVerified, verifyingErrorHandler, verifyKey } from '../auth.ts';
+import { authenticate, authorizedWrite, confirmKey, keyVerified, verifyingErrorHandler, verifyKey } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { messageJson, MessageStatusView, MessageView, ProviderErrorView } from '../messageView.ts';
@@ -102,6 +102,8 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const sending = sendingFor(ctx);
   const authenticated = authenticate(ctx);
+  // The message reads check the key in their own statement (confirmKey): a key seen before costs no lookup of its own.
+  const readAuthentication = { onRequest: authenticate(ctx, { deferVerification: true }), errorHandler: verifyingErrorHandler(ctx) };
 
   api.post(
     '/v1/messages',
@@ -179,7 +181,7 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
   api.get(
     '/v1/messages/:id',
     {
-      onRequest: authenticated,
+      ...readAuthentication,
       schema: {
         operationId: 'getMessage',
         tags: ['Messages'],
@@ -190,16 +192,18 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
       },
     },
     async (request, reply) => {
-      const message = await findMessage(ctx.database.reader, request.auth.projectId, request.params.id);
-      if (!message) throw new ApiError('not_found', 'No message of this project has that id.');
-      return sendJson(reply, messageJson(message));
+      const { auth } = request;
+      const { key, found } = await findMessageCheckingKey(ctx.database.reader, auth.keyHash, auth.projectId, request.params.id);
+      confirmKey(ctx, request, key);
+      if (!found) throw new ApiError('not_found', 'No message of this project has that id.');
+      return sendJson(reply, messageJson(found));
     },
   );
 
   api.get(
     '/v1/messages',
     {
-      onRequest: authenticated,
+      ...readAuthentication,
       schema: {
         operationId: 'listMessages',
         tags: ['Messages'],
@@ -214,8 +218,9 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
     },
     async (request, reply) => {
       const { limit, cursor, status, to, template, since, until, batchId } = request.query;
-      const rows = await listMessages(
+      const { key, found: rows } = await listMessages(
         ctx.database.reader,
+        request.auth.keyHash,
         request.auth.projectId,
         {
           ...(status && { status }),
@@ -228,6 +233,7 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
         },
         { limit, beforeId: decodeCursor(cursor) },
       );
+      confirmKey(ctx, request, key);
       return sendJson(reply, `[${paginate(request, reply, rows, limit).map(messageJson).join(',')}]`);
     },
   );
@@ -235,7 +241,7 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
   api.get(
     '/v1/messages/:id/events',
     {
-      onRequest: authenticated,
+      ...readAuthentication,
       schema: {
         operationId: 'listMessageEvents',
         tags: ['Messages'],
@@ -246,8 +252,9 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
       },
     },
     async (request) => {
-      const { projectId } = request.auth;
-      const message = await findMessage(ctx.database.reader, projectId, request.params.id);
+      const { projectId, keyHash } = request.auth;
+      const { key, found: message } = await findMessageCheckingKey(ctx.database.reader, keyHash, projectId, request.params.id);
+      confirmKey(ctx, request, key);
       if (!message) throw new ApiError('not_found', 'No message of this project has that id.');
       const [events, deliveries] = await Promise.all([
         listMessageEvents(ctx.database.reader, message),
