@@ -181,7 +181,7 @@ export async function findMessageCheckingKey(
 ): Promise<KeyChecked<MessageRow | undefined>> {
   const rows = await MESSAGE_BY_ID_CHECKING_KEY.rows(db, [keyHash, projectId, id]);
   const row = rows[0];
-  return { key: keyOfCheckedRows(rows), found: row?.id == null ? undefined : row };
+  return { key: keyOfCheckedRows(rows), found: row === undefined || row.id === null ? undefined : row };
 }
 
 const MESSAGE_FOR_UPDATE_SQLITE = statement<MessageRow>('select * from messages where id = ?');
@@ -361,7 +361,7 @@ export async function listMessages(
     return { key: await findApiKeyByHash(db, keyHash), found: await list.sqlite.rows(db, parameters) };
   }
   const rows = await list.postgres.rows(db, [keyHash, ...parameters]);
-  return { key: keyOfCheckedRows(rows), found: rows.filter((row) => row.id != null) };
+  return { key: keyOfCheckedRows(rows), found: rows.filter((row) => row.id !== null) };
 }
 
 const STORED_EVENTS = statement<MessageEventRow>('select * from message_events where project_id = ? and message_id = ? order by id');
