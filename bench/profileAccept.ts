@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type DatabaseKind, dropBenchDatabases, freshDatabase } from './databases.ts';
+import { countWhere, type DatabaseKind, dropBenchDatabases, freshDatabase } from './databases.ts';
 import { type LoadFigures, type LoadResult, runLoad } from './load.ts';
 import { cpuMs, sleep, spawnNode, stopAll } from './processes.ts';
 import { call, createSender, messageBody, startSvc } from './svc.ts';
@@ -33,6 +33,7 @@ const { values } = parseArgs({
     keep: { type: 'string' },
     'no-profile': { type: 'boolean', default: false },
     read: { type: 'string' },
+    'worker-process': { type: 'boolean', default: false },
   },
 });
 
@@ -143,14 +144,21 @@ try {
     },
     values.role as 'all' | 'api',
   );
+  // --worker-process (with --role api): the workers in a second process on the same database, the
+  // nearest thing to a worker thread that svc can run today (on SQLite its writes then meet the
+  // API's through SQLite's file lock and busy handler). Its CPU is counted with svc's.
+  const worker = values['worker-process']
+    ? await startSvc(resolve(values['svc-dir']), { SVC_DATABASE_URL: database.url, SVC_PROVIDER_MAX_MPS: '100000', SVC_SANDBOX_DELIVERY_DELAY_MS: '3600000' }, 'worker')
+    : undefined;
+  const pids = [svc.child.pid, ...(worker ? [worker.child.pid] : [])];
   const sender = await createSender(svc.url!);
   const first = await call(svc.url!, 'POST', '/v1/messages', { key: sender.key, body: messageBody(99_999_999 - 30_000_000) });
   if (first.status !== 202) throw new Error(`first send: ${first.status} ${first.text}`);
   let load: LoadFigures;
   if (values.read === undefined) {
     const url = `${svc.url}/v1/messages`;
-    await runLoad(benchDir, { url, connections: 64, durationS: 2, key: sender.key, firstIndex: 1_000_000 }, [svc.child.pid]);
-    load = await runLoad(benchDir, { url, connections: 64, durationS: Number(values.duration), key: sender.key }, [svc.child.pid], database);
+    await runLoad(benchDir, { url, connections: 64, durationS: 2, key: sender.key, firstIndex: 1_000_000 }, pids);
+    load = await runLoad(benchDir, { url, connections: 64, durationS: Number(values.duration), key: sender.key }, pids, database);
   } else {
     let lastId = '';
     for (let i = 0; i < 60; i++) lastId = (await call(svc.url!, 'POST', '/v1/messages', { key: sender.key, body: messageBody(i) })).body.id;
@@ -166,6 +174,11 @@ try {
       (load.pgBackendCpuMs === undefined ? '' : `, PostgreSQL backends ${(load.pgBackendCpuMs / Math.max(1, result.answered)).toFixed(3)} ms/req`) +
       (values['no-profile'] ? '' : ' (profiler on: slower than the harness)'),
   );
+  if (values.read === undefined) {
+    const total = await countWhere(database, 'messages');
+    console.log(`messages stored: ${total}; still QUEUED when the load stopped: ${await countWhere(database, 'messages', "status = 'QUEUED'")}`);
+  }
+  await worker?.child.stop(15_000);
   await svc.child.stop(15_000);
   if (!values['no-profile']) {
     const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
