@@ -20,21 +20,35 @@ const RANGE_NAMES: Record<string, string> = {
   deprecatedSiteLocal: 'a site-local address',
 };
 
-/** Why svc must not connect to this IP address, or undefined if it may. */
-export function forbiddenAddressReason(address: string): string | undefined {
+/** The IP address as svc reads it: ::ffff:127.0.0.1 is 127.0.0.1. */
+function parsedAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) return (parsed as ipaddr.IPv6).toIPv4Address();
+  return parsed;
+}
+
+/**
+ * What kind of address this is when svc must not connect to it ("a loopback address", …), or
+ * undefined if it may. Without the address itself: what a host name resolves to inside our
+ * network is not the customer's to learn.
+ */
+export function forbiddenAddressKind(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return 'not an IP address';
-  let parsed = ipaddr.parse(address);
-  // ::ffff:127.0.0.1 is 127.0.0.1.
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  }
+  const parsed = parsedAddress(address);
   const range = parsed.range();
   // ::a.b.c.d (IPv4-compatible, deprecated) embeds an IPv4 address that ipaddr.js calls unicast.
   if (range === 'unicast' && parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) {
-    return `${parsed.toString()} is an IPv4-compatible IPv6 address`;
+    return 'an IPv4-compatible IPv6 address';
   }
   if (PUBLIC_RANGES.has(range)) return undefined;
-  return `${parsed.toString()} is ${RANGE_NAMES[range] ?? `a special-purpose address (${range})`}`;
+  return RANGE_NAMES[range] ?? `a special-purpose address (${range})`;
+}
+
+/** Why svc must not connect to this IP address (one the customer wrote), or undefined if it may. */
+export function forbiddenAddressReason(address: string): string | undefined {
+  const kind = forbiddenAddressKind(address);
+  if (kind === undefined || !ipaddr.isValid(address)) return kind;
+  return `${parsedAddress(address).toString()} is ${kind}`;
 }
 
 export class ForbiddenAddressError extends Error {
@@ -70,9 +84,11 @@ export async function resolveAllowedAddresses(
   const addresses = await resolveAll(host, lookup);
   if (addresses.length === 0) throw new Error(`${host} has no address`);
   if (allowPrivate) return addresses;
+  const literal = ipaddr.isValid(host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host);
   for (const { address } of addresses) {
-    const reason = forbiddenAddressReason(address);
-    if (reason) throw new ForbiddenAddressError(`${host} resolves to ${reason}`);
+    const kind = forbiddenAddressKind(address);
+    if (kind === undefined) continue;
+    throw new ForbiddenAddressError(literal ? forbiddenAddressReason(address)! : `${host} resolves to ${kind}`);
   }
   return addresses;
 }

@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import { checkCallbackUrl } from '../domain/callbackUrl.ts';
 import type { FieldError } from '../domain/fieldError.ts';
-import { forbiddenAddressReason, resolveAll } from '../net/addressPolicy.ts';
+import { forbiddenAddressKind, forbiddenAddressReason, resolveAll } from '../net/addressPolicy.ts';
 
 // Whether a callback or webhook endpoint URL may be saved (CONTRACT §6): the callback URL's syntax rules, and
 // a host that is not, and does not resolve to, a forbidden address. Every delivery checks the
@@ -38,14 +38,15 @@ export async function webhookUrlError(raw: string, allowPrivate: boolean, pointe
   const addresses = (await resolveWithin(host, DNS_TIMEOUT_MS)) ?? [];
   const literal = host.startsWith('[') || isIP(host) !== 0;
   for (const { address } of addresses) {
-    const reason = forbiddenAddressReason(address);
-    if (reason === undefined) continue;
+    const kind = forbiddenAddressKind(address);
+    if (kind === undefined) continue;
     return {
       field: pointer,
       code: 'forbidden_address',
+      // A name's address is not repeated: what it resolves to inside our network is ours.
       message: literal
-        ? `${field} must point to a public address, and ${reason}.`
-        : `${field} must point to a public address, and ${host} resolves to ${address}: ${reason}.`,
+        ? `${field} must point to a public address, and ${forbiddenAddressReason(address)}.`
+        : `${field} must point to a public address, and ${host} resolves to ${kind}.`,
     };
   }
   return undefined;

@@ -101,7 +101,8 @@ describe('address policy', () => {
     it('refuses a name that resolves to a loopback address', async () => {
       await assert.rejects(resolveAllowedAddresses('loopback.test', false, lookup), (error: Error) => {
         assert.ok(error instanceof ForbiddenAddressError);
-        assert.match(error.message, /loopback\.test resolves to 127\.0\.0\.1 is a loopback address/);
+        // The category, never the address a name resolves to inside our network.
+        assert.equal(error.message, 'loopback.test resolves to a loopback address');
         return true;
       });
     });
