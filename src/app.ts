@@ -10,6 +10,7 @@ import { createMetricsRegistry } from './http/metrics.ts';
 import { buildOpsServer } from './http/opsServer.ts';
 import { buildHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
+import { undici } from './net/undici.ts';
 import { createProvider } from './providers/index.ts';
 import type { Provider, ProviderInbound } from './providers/provider.ts';
 import { createWorkers } from './workers/index.ts';
@@ -98,6 +99,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         await http?.ready();
         await ops?.ready();
         if (runsWorkers) {
+          // Workers call out (webhooks, the Graph API): load the HTTP client now, not inside the
+          // first call's deadline (≈ 0.1 s of loading that holds the event loop).
+          undici();
           provider.start(inbound);
           for (const worker of workers) worker.start();
         }

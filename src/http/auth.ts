@@ -167,9 +167,13 @@ export async function verifyKey(ctx: HttpContext, request: FastifyRequest): Prom
  * route's: see keyCheckedSql): 401 unless it is active, whether or not it was verified before.
  */
 export function confirmKey(ctx: HttpContext, request: FastifyRequest, key: KeyForRequest | undefined): void {
-  const refusal = refusalOf(key);
+  const { auth } = request;
+  // A key's id and project never change; a row saying otherwise is refused, never served.
+  const refusal = refusalOf(key) ?? (key!.id !== auth.keyId || key!.project_id !== auth.projectId ? unauthorized(REVOKED) : undefined);
   if (refusal) {
-    keyProjectsOf(ctx).forget(request.auth.keyHash);
+    keyProjectsOf(ctx).forget(auth.keyHash);
+    // The database has answered: the error handler must not ask it again (verifyingErrorHandler).
+    auth.verified = true;
     throw refusal;
   }
   keyVerified(ctx, request);

@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import type * as Undici from 'undici';
 
-// undici (109 modules and its WASM HTTP parser: ≈ 20 MiB resident) is loaded on the first
-// outbound call, not at start, so a process that never calls out never carries it.
+// undici (109 modules and its WASM HTTP parser) is loaded by a process that calls out: one that
+// runs workers loads it as they start (app.ts), an API process at its first outbound call.
 const require = createRequire(import.meta.url);
 let loaded: typeof Undici | undefined;
 
