@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { findApiKeyByHash, type KeyCheckColumns, keyCheckedSql, type KeyForRequest, keyOfCheckedRows } from './apiKeys.ts';
 import type { Db, DialectName } from './database.ts';
 import { countAcceptedMessages, countAcceptedSql } from './messageCounts.ts';
-import { dialectOf, numbered, postgresStatement, statement, type Statement } from './prepared.ts';
+import { columnsOf, dialectOf, numbered, postgresStatement, statement, type Statement } from './prepared.ts';
 import type { MessageEventsTable, MessagesTable, MessageStatus, TemplatesTable } from './tables.ts';
 import { idLowerBound, newId } from '../domain/ids.ts';
 
@@ -120,10 +120,7 @@ async function insertRows<Row>(db: Db, insert: RowInsert<Row>, rows: readonly Ro
     for (const row of rows) await insert.statement.execute(db, insert.columns.map((column) => row[column]));
     return;
   }
-  await insert.statement.execute(
-    db,
-    insert.columns.map((column) => rows.map((row) => row[column])),
-  );
+  await insert.statement.execute(db, columnsOf(rows, insert.columns));
 }
 
 const INSERT_MESSAGE = rowInsert<MessageRow>('messages', MESSAGE_COLUMNS);
@@ -148,7 +145,7 @@ export async function insertAcceptedMessages(db: Db, rows: readonly MessageRow[]
     await countAcceptedMessages(db, rows);
     return;
   }
-  await ACCEPT_POSTGRES.execute(db, [...INSERT_MESSAGE.columns.map((column) => rows.map((row) => row[column])), channel]);
+  await ACCEPT_POSTGRES.execute(db, [...columnsOf(rows, INSERT_MESSAGE.columns), channel]);
 }
 
 export async function insertMessageEvents(db: Db, rows: readonly MessageEventRow[]): Promise<void> {

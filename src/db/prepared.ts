@@ -17,6 +17,11 @@ export function numbered(text: string): string {
   return text.replace(/\?/g, () => `$${++n}`);
 }
 
+/** One array per column of `rows`, in the order given: the parameters of a PostgreSQL `unnest(…)` insert. */
+export function columnsOf<Row>(rows: readonly Row[], columns: readonly (keyof Row)[]): unknown[][] {
+  return columns.map((column) => rows.map((row) => row[column]));
+}
+
 export interface Statement<Row> {
   /** The rows it returns (none for a write without `returning`). */
   rows(db: Db, parameters: readonly unknown[]): Promise<Row[]>;

@@ -1,5 +1,5 @@
 import type { Db, DialectName } from './database.ts';
-import { postgresStatement } from './prepared.ts';
+import { columnsOf, postgresStatement } from './prepared.ts';
 import type { SandboxReportsTable, SandboxSubmissionsTable } from './tables.ts';
 
 // The sandbox provider's records of the submissions it took and the status reports it promised,
@@ -46,18 +46,8 @@ export async function insertSandboxRecords(
   const reports = records.flatMap((record) => record.reports);
   if (dialect === 'postgres') {
     await RECORD_POSTGRES.execute(trx, [
-      submissions.map((s) => s.id),
-      submissions.map((s) => s.message_id),
-      submissions.map((s) => s.provider_message_id),
-      submissions.map((s) => s.recipient),
-      submissions.map((s) => s.outcome),
-      submissions.map((s) => s.submitted_at),
-      reports.map((r) => r.id),
-      reports.map((r) => r.message_id),
-      reports.map((r) => r.provider_message_id),
-      reports.map((r) => r.status),
-      reports.map((r) => r.error),
-      reports.map((r) => r.due_at),
+      ...columnsOf(submissions, ['id', 'message_id', 'provider_message_id', 'recipient', 'outcome', 'submitted_at']),
+      ...columnsOf(reports, ['id', 'message_id', 'provider_message_id', 'status', 'error', 'due_at']),
       channel,
     ]);
     return;

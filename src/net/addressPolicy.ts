@@ -62,9 +62,19 @@ type LookupFn = (
   callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
 ) => void;
 
+/** A URL's host without the brackets of an IPv6 literal. */
+export function bareHost(host: string): string {
+  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
+
+/** Whether a URL's host is an IP address written out rather than a name. */
+export function isLiteralAddress(host: string): boolean {
+  return ipaddr.isValid(bareHost(host));
+}
+
 /** Resolves a host name (or takes a literal IP) to every address it has. */
 export function resolveAll(host: string, lookup: LookupFn = dnsLookup as LookupFn): Promise<LookupAddress[]> {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  const bare = bareHost(host);
   if (ipaddr.isValid(bare)) return Promise.resolve([{ address: bare, family: bare.includes(':') ? 6 : 4 }]);
   return new Promise((resolve, reject) => {
     lookup(bare, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses)));
@@ -84,7 +94,7 @@ export async function resolveAllowedAddresses(
   const addresses = await resolveAll(host, lookup);
   if (addresses.length === 0) throw new Error(`${host} has no address`);
   if (allowPrivate) return addresses;
-  const literal = ipaddr.isValid(host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host);
+  const literal = isLiteralAddress(host);
   for (const { address } of addresses) {
     const kind = forbiddenAddressKind(address);
     if (kind === undefined) continue;

@@ -2,7 +2,7 @@ import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { Agent } from 'undici';
 import { signWebhook } from '../domain/webhookSignature.ts';
-import { forbiddenAddressReason, guardedLookup } from '../net/addressPolicy.ts';
+import { bareHost, forbiddenAddressReason, guardedLookup } from '../net/addressPolicy.ts';
 import { undici } from '../net/undici.ts';
 
 // One webhook attempt: a signed POST to the callback URL through a shared keep-alive pool.
@@ -60,7 +60,7 @@ export function refusedUrlReason(url: URL, allowPrivate: boolean): string | unde
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return `${url.protocol} URLs are not supported`;
   // Literal IPs are checked here: the connection does not look them up, so the guarded lookup
   // never sees them. (WHATWG URL parsing has already normalised 0x7f.1, 2130706433 and the like.)
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const host = bareHost(url.hostname);
   if (!allowPrivate && ipaddr.isValid(host)) {
     const reason = forbiddenAddressReason(host);
     if (reason) return `refused: ${reason}`;

@@ -1,8 +1,7 @@
 import type { LookupAddress } from 'node:dns';
-import { isIP } from 'node:net';
 import { checkCallbackUrl } from '../domain/callbackUrl.ts';
 import type { FieldError } from '../domain/fieldError.ts';
-import { forbiddenAddressKind, forbiddenAddressReason, resolveAll } from '../net/addressPolicy.ts';
+import { forbiddenAddressKind, forbiddenAddressReason, isLiteralAddress, resolveAll } from '../net/addressPolicy.ts';
 
 // Whether a callback or webhook endpoint URL may be saved (CONTRACT §6): the callback URL's syntax rules, and
 // a host that is not, and does not resolve to, a forbidden address. Every delivery checks the
@@ -36,7 +35,7 @@ export async function webhookUrlError(raw: string, allowPrivate: boolean, pointe
   if (allowPrivate) return undefined;
   const host = checked.url.hostname;
   const addresses = (await resolveWithin(host, DNS_TIMEOUT_MS)) ?? [];
-  const literal = host.startsWith('[') || isIP(host) !== 0;
+  const literal = isLiteralAddress(host);
   for (const { address } of addresses) {
     const kind = forbiddenAddressKind(address);
     if (kind === undefined) continue;

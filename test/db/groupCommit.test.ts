@@ -1,18 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { openDatabase } from '../../src/db/database.ts';
 import { GroupCommitter } from '../../src/db/groupCommit.ts';
-import { migrateToLatest } from '../../src/db/migrate.ts';
-import { createTestDatabase, databaseKinds } from '../support/databases.ts';
+import { databaseKinds, withMigratedDatabase } from '../support/databases.ts';
 
 for (const kind of databaseKinds()) {
   describe(`group commit (${kind})`, () => {
     it('commits concurrent writes together, and a bad one fails alone', async () => {
-      const testDb = await createTestDatabase(kind);
-      const database = openDatabase(testDb.url, { poolSize: 4 });
-      try {
-        await migrateToLatest(database.db, database.dialect);
+      await withMigratedDatabase(kind, async (database) => {
         let transactions = 0;
         const committer = new GroupCommitter<string, string>(database, async (trx, ids) => {
           transactions++;
@@ -34,17 +29,11 @@ for (const kind of databaseKinds()) {
         );
         const rows = await database.db.selectFrom('sandbox_submissions').select('id').execute();
         assert.equal(rows.length, 52);
-      } finally {
-        await database.close();
-        await testDb.drop();
-      }
+      }, { poolSize: 4 });
     });
 
     it('commits a worker\'s records without a sync of their own, and never another write with them', async () => {
-      const testDb = await createTestDatabase(kind);
-      const database = openDatabase(testDb.url, { poolSize: 4 });
-      try {
-        await migrateToLatest(database.db, database.dialect);
+      await withMigratedDatabase(kind, async (database) => {
         const synchronous = async (db: typeof database.db) =>
           Number(Object.values((await sql`pragma synchronous`.execute(db)).rows[0] as object)[0]);
         const submission = (id: string) => ({ id, message_id: 'm', provider_message_id: null, recipient: '+1', outcome: 'x', submitted_at: 0 });
@@ -79,10 +68,7 @@ for (const kind of databaseKinds()) {
         }
         const rows = await database.db.selectFrom('sandbox_submissions').select('id').orderBy('id').execute();
         assert.deepEqual(rows.map((row) => row.id), ['a1', 'w1']);
-      } finally {
-        await database.close();
-        await testDb.drop();
-      }
+      }, { poolSize: 4 });
     });
   });
 }

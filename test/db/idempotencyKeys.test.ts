@@ -1,37 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { openDatabase } from '../../src/db/database.ts';
 import {
   claimIdempotencyKeys,
   findIdempotencyRecord,
   purgeExpiredIdempotencyKeys,
 } from '../../src/db/idempotencyKeys.ts';
-import { migrateToLatest } from '../../src/db/migrate.ts';
 import { insertProject } from '../../src/db/projects.ts';
-import { createTestDatabase, databaseKinds } from '../support/databases.ts';
+import { databaseKinds, testProjectRow, withMigratedDatabase } from '../support/databases.ts';
 
 for (const kind of databaseKinds()) {
   describe(`idempotency records (${kind})`, () => {
     it('expire after their window: ignored, replaceable, then purged', async () => {
-      const testDb = await createTestDatabase(kind);
-      const database = openDatabase(testDb.url, { poolSize: 2 });
-      try {
-        await migrateToLatest(database.db, database.dialect);
-        await insertProject(database.db, {
-          id: 'proj_1',
-          name: 'p',
-          owner_email: 'a@example.com',
-          provider_phone_number_id: null,
-          provider_access_token_enc: null,
-          callback_url: null,
-          webhook_secret_enc: 'x',
-          previous_webhook_secret_enc: null,
-          previous_webhook_secret_expires_at: null,
-          provider_messages_per_second: null,
-          credentials_updated_at: null,
-          created_at: 0,
-          updated_at: 0,
-        });
+      await withMigratedDatabase(kind, async (database) => {
+        await insertProject(database.db, testProjectRow('proj_1'));
         const record = (key: string, hash: string, createdAt: number) => ({
           project_id: 'proj_1',
           key,
@@ -61,10 +42,7 @@ for (const kind of databaseKinds()) {
           left.map((row) => row.key),
           ['old'],
         );
-      } finally {
-        await database.close();
-        await testDb.drop();
-      }
+      });
     });
   });
 }

@@ -2,9 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { nextDueAt } from '../../src/db/claims.ts';
-import { openDatabase } from '../../src/db/database.ts';
-import { migrateToLatest } from '../../src/db/migrate.ts';
-import { createTestDatabase, databaseKinds } from '../support/databases.ts';
+import { databaseKinds, withMigratedDatabase } from '../support/databases.ts';
 
 // nextDueAt: when a worker's next row can be claimed — a free row's due time, or the end of a
 // lease held past its due time — answered from indexes, as it runs after every batch.
@@ -12,10 +10,7 @@ import { createTestDatabase, databaseKinds } from '../support/databases.ts';
 for (const kind of databaseKinds()) {
   describe(`nextDueAt (${kind})`, () => {
     it('is the earliest time a row can be claimed, free or leased, and undefined when none is due', async () => {
-      const testDb = await createTestDatabase(kind);
-      const database = openDatabase(testDb.url, { poolSize: 2 });
-      try {
-        await migrateToLatest(database.db, database.dialect);
+      await withMigratedDatabase(kind, async (database) => {
         const { db } = database;
         assert.equal(await nextDueAt(db, 'sandbox_reports'), undefined);
         const report = (id: string, due_at: number, lease_expires_at: number | null) => ({
@@ -61,10 +56,7 @@ for (const kind of databaseKinds()) {
           const details = plan.rows.map((row) => row.detail);
           assert.ok(!details.some((detail) => /^SCAN sandbox_reports$/.test(detail)), details.join('\n'));
         }
-      } finally {
-        await database.close();
-        await testDb.drop();
-      }
+      });
     });
   });
 }

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { openDatabase } from '../../src/db/database.ts';
 import { queuedMessageRow } from '../../src/db/messages.ts';
-import { migrateToLatest } from '../../src/db/migrate.ts';
+import { insertProject } from '../../src/db/projects.ts';
 import { insertSandboxRecords, type SandboxRecord } from '../../src/db/sandboxRecords.ts';
-import { createTestDatabase, databaseKinds } from '../support/databases.ts';
+import { databaseKinds, testProjectRow, withMigratedDatabase } from '../support/databases.ts';
 
 // The sandbox's records of a group of submissions: written in one go (on PostgreSQL one
 // statement), and only for messages that still exist — a message erased with its project while
@@ -13,30 +12,10 @@ import { createTestDatabase, databaseKinds } from '../support/databases.ts';
 for (const kind of databaseKinds()) {
   describe(`sandbox records (${kind})`, () => {
     it('writes the submissions and promised reports of existing messages, none of erased ones', async () => {
-      const testDb = await createTestDatabase(kind);
-      const database = openDatabase(testDb.url, { poolSize: 2 });
-      try {
-        await migrateToLatest(database.db, database.dialect);
+      await withMigratedDatabase(kind, async (database) => {
         const { db } = database;
         const now = Date.now();
-        await db
-          .insertInto('projects')
-          .values({
-            id: 'proj_records',
-            name: 'records',
-            owner_email: 'owner@example.com',
-            provider_phone_number_id: null,
-            provider_access_token_enc: null,
-            callback_url: null,
-            webhook_secret_enc: 'x',
-            previous_webhook_secret_enc: null,
-            previous_webhook_secret_expires_at: null,
-            credentials_updated_at: null,
-            provider_messages_per_second: null,
-            created_at: now,
-            updated_at: now,
-          })
-          .execute();
+        await insertProject(db, testProjectRow('proj_records', { created_at: now, updated_at: now }));
         const message = queuedMessageRow(
           {
             projectId: 'proj_records',
@@ -90,10 +69,7 @@ for (const kind of databaseKinds()) {
         // Only erased messages: nothing written, no error.
         await db.transaction().execute((trx) => insertSandboxRecords(trx, database.dialect, [record('msg_gone', 4, 1)], channel));
         assert.equal((await db.selectFrom('sandbox_submissions').select('id').execute()).length, 2);
-      } finally {
-        await database.close();
-        await testDb.drop();
-      }
+      });
     });
   });
 }

@@ -3,6 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { type Database, openDatabase } from '../../src/db/database.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import type { ProjectRow } from '../../src/db/projects.ts';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
@@ -49,5 +52,45 @@ export async function createTestDatabase(kind: DatabaseKind): Promise<TestDataba
     // migrator reads the whole catalogue, and a schema dropped by another test process during
     // that read makes it fail.
     drop: async () => {},
+  };
+}
+
+/**
+ * Runs `work` on a fresh database opened by the service's own code and migrated to the latest
+ * schema, then closes and drops it.
+ */
+export async function withMigratedDatabase(
+  kind: DatabaseKind,
+  work: (database: Database) => Promise<void>,
+  options: { poolSize?: number } = {},
+): Promise<void> {
+  const testDb = await createTestDatabase(kind);
+  const database = openDatabase(testDb.url, { poolSize: options.poolSize ?? 2 });
+  try {
+    await migrateToLatest(database.db, database.dialect);
+    await work(database);
+  } finally {
+    await database.close();
+    await testDb.drop();
+  }
+}
+
+/** A projects row for tests that write to the database directly: no credentials, no callback. */
+export function testProjectRow(id: string, overrides: Partial<ProjectRow> = {}): ProjectRow {
+  return {
+    id,
+    name: id,
+    owner_email: 'owner@example.com',
+    provider_phone_number_id: null,
+    provider_access_token_enc: null,
+    callback_url: null,
+    webhook_secret_enc: 'x',
+    previous_webhook_secret_enc: null,
+    previous_webhook_secret_expires_at: null,
+    credentials_updated_at: null,
+    provider_messages_per_second: null,
+    created_at: 0,
+    updated_at: 0,
+    ...overrides,
   };
 }

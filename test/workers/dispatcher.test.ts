@@ -12,7 +12,7 @@ import type { MessageSubmission, Provider, SendOutcome } from '../../src/provide
 import { Dispatcher, type DispatcherOptions } from '../../src/workers/dispatcher.ts';
 import { Notifier } from '../../src/workers/notifier.ts';
 import { createSendRateGate } from '../../src/workers/sendRate.ts';
-import { createTestDatabase, databaseKinds, type TestDatabase } from '../support/databases.ts';
+import { createTestDatabase, databaseKinds, type TestDatabase, testProjectRow } from '../support/databases.ts';
 import { TEST_ENCRYPTION_KEY } from '../support/server.ts';
 import { until } from '../support/until.ts';
 
@@ -109,21 +109,17 @@ for (const kind of databaseKinds()) {
       const id = `proj_dispatch_${kind}_${++projects}`;
       await database.db
         .insertInto('projects')
-        .values({
-          id,
-          name: id,
-          owner_email: 'owner@example.com',
-          provider_phone_number_id: phoneNumberId,
-          provider_access_token_enc: sealSecret(KEY, 'EAAG-token'),
-          callback_url: null,
-          webhook_secret_enc: sealSecret(KEY, 'whsec_x'),
-          previous_webhook_secret_enc: null,
-          previous_webhook_secret_expires_at: null,
-          credentials_updated_at: now,
-          provider_messages_per_second: messagesPerSecond,
-          created_at: now,
-          updated_at: now,
-        })
+        .values(
+          testProjectRow(id, {
+            provider_phone_number_id: phoneNumberId,
+            provider_access_token_enc: sealSecret(KEY, 'EAAG-token'),
+            webhook_secret_enc: sealSecret(KEY, 'whsec_x'),
+            credentials_updated_at: now,
+            provider_messages_per_second: messagesPerSecond,
+            created_at: now,
+            updated_at: now,
+          }),
+        )
         .execute();
       return id;
     }
