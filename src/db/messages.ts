@@ -130,7 +130,7 @@ const INSERT_EVENT = rowInsert<MessageEventRow>('message_events', EVENT_COLUMNS)
 const ACCEPT_POSTGRES = postgresStatement(
   `with inserted as (${INSERT_MESSAGE_POSTGRES} returning project_id, queued_at, template_name, language),
    counted as (${countAcceptedSql('inserted')})
-   select pg_notify($${MESSAGE_COLUMNS.length + 1}, '')`,
+   select pg_notify($${MESSAGE_COLUMNS.length + 1}, $${MESSAGE_COLUMNS.length + 2})`,
 );
 
 /**
@@ -138,14 +138,20 @@ const ACCEPT_POSTGRES = postgresStatement(
  * on PostgreSQL, the notification that wakes the dispatchers on `channel` (notifier.ts) — there
  * one statement, one round trip where three were.
  */
-export async function insertAcceptedMessages(db: Db, rows: readonly MessageRow[], channel: string | undefined): Promise<void> {
+export async function insertAcceptedMessages(
+  db: Db,
+  rows: readonly MessageRow[],
+  channel: string | undefined,
+  /** The notification's payload: the projects the messages are for (workers/notifier.ts). */
+  payload = '',
+): Promise<void> {
   if (rows.length === 0) return;
   if (dialectOf(db) === 'sqlite') {
     await insertRows(db, INSERT_MESSAGE, rows);
     await countAcceptedMessages(db, rows);
     return;
   }
-  await ACCEPT_POSTGRES.execute(db, [...columnsOf(rows, INSERT_MESSAGE.columns), channel]);
+  await ACCEPT_POSTGRES.execute(db, [...columnsOf(rows, INSERT_MESSAGE.columns), channel, payload]);
 }
 
 export async function insertMessageEvents(db: Db, rows: readonly MessageEventRow[]): Promise<void> {
@@ -361,7 +367,12 @@ export async function listMessages(
   return { key: keyOfCheckedRows(rows), found: rows.filter((row) => row.id !== null) };
 }
 
-const STORED_EVENTS = statement<MessageEventRow>('select * from message_events where project_id = ? and message_id = ? order by id');
+// Through the message's own index. SQLite, without statistics, preferred the project's index
+// (project_id, id) for its order and walked every event of the project to find three.
+const STORED_EVENTS = statement<MessageEventRow>(
+  'select * from message_events indexed by message_events_by_message where project_id = ? and message_id = ? order by id',
+  'select * from message_events where project_id = $1 and message_id = $2 order by id',
+);
 
 /**
  * A message's QUEUED event. It is not stored: the message row, written in the same transaction,

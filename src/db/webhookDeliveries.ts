@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import { claimProjectHeads } from './claims.ts';
+import { COMMON_DELIVERY_EVENTS_SQL, isCommonDeliveryEvent } from './deliveryEvents.ts';
 import type { Db, DialectName } from './database.ts';
+import { uuid7LowerBound } from '../domain/uuid7.ts';
 import type {
   ProjectsTable,
   WebhookAttemptsTable,
@@ -245,11 +247,21 @@ export async function listWebhookDeliveries(
 ): Promise<DeliveryWithAttempts[]> {
   let query = db.selectFrom('webhook_deliveries').selectAll().where('project_id', '=', projectId);
   if (filter.before !== undefined) query = query.where('id', '<', filter.before);
-  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
-  if (filter.event !== undefined) query = query.where('event', '=', filter.event);
+  // Failed and pending deliveries each have a partial index in id order (migration 0011); a
+  // planner uses one only for a literal condition, as its own, never for a parameter.
+  if (filter.status === 'failed') query = query.where(sql<boolean>`status = 'failed'`);
+  else if (filter.status === 'pending') query = query.where(sql<boolean>`status = 'pending'`);
+  else if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  if (filter.event !== undefined) {
+    query = query.where('event', '=', filter.event);
+    if (!isCommonDeliveryEvent(filter.event)) query = query.where(sql<boolean>`event not in (${sql.raw(COMMON_DELIVERY_EVENTS_SQL)})`);
+  }
   if (filter.messageId !== undefined) query = query.where('message_id', '=', filter.messageId);
-  if (filter.since !== undefined) query = query.where('created_at', '>=', filter.since);
-  if (filter.until !== undefined) query = query.where('created_at', '<', filter.until);
+  // Ids carry their creation time (UUIDv7), so the time filters are bounds of the id range the
+  // page walks, as for messages. (A condition on created_at beside them made PostgreSQL estimate
+  // its selectivity over every tenant's rows and read the whole range to sort it.)
+  if (filter.since !== undefined) query = query.where('id', '>=', uuid7LowerBound(filter.since));
+  if (filter.until !== undefined) query = query.where('id', '<', uuid7LowerBound(filter.until));
   const rows = await query.orderBy('id', 'desc').limit(filter.limit).execute();
   return withAttempts(db, rows);
 }

@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type Database, openDatabase } from '../../src/db/database.ts';
+import { listEventsAfter } from '../../src/db/events.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import { readHourlyCounts } from '../../src/db/messageCounts.ts';
+import { listMessageEvents, listMessages, type MessageFilter, type MessageRow } from '../../src/db/messages.ts';
+import { type DeliveryFilter, listDeliveriesForMessage, listWebhookDeliveries } from '../../src/db/webhookDeliveries.ts';
+import { createTestDatabase, databaseKinds } from '../support/databases.ts';
+import { BULK_SPACING_MS, BULK_START, bulkDeliveryId, bulkMessageId, OLD_TENANT, seedBulk } from '../support/bulkSeed.ts';
+import { describePlan, explainingDb, type ExplainingDb, type PlanNode, planNodes, type RecordedPlan } from '../support/queryPlans.ts';
+
+// Every page a tenant reads walks an index keyed by its project, in the order the page returns
+// rows, on a database large enough for the planner to choose (and with statistics on PostgreSQL;
+// SQLite gets none, as svc never analyzes it): many tenants, and one whose messages are the oldest,
+// so a plan that walks a global index backwards and filters by project would read every other
+// tenant's rows first. What is asserted is the plan, never a time.
+
+const SHAPE = { projects: 10, messages: 20_000, oldTenantMessages: 2_000 };
+// The old tenant's messages are 1…2,000: a cursor deep in its history, and the time filters' bounds.
+const AN_OLD_MESSAGE = bulkMessageId(1_900);
+const AN_OLD_DELIVERY = bulkDeliveryId(1_900, 2);
+const timeOf = (n: number) => BULK_START + n * BULK_SPACING_MS;
+const BIG_TABLES = ['messages', 'message_events', 'webhook_deliveries', 'webhook_attempts', 'message_counts'];
+
+/** Asserts the statement reads `table` through one of `indexes`, in order (no sort), and never scans a big table. */
+function assertWalks(
+  recorded: RecordedPlan,
+  table: string,
+  indexes: readonly string[],
+  options: {
+    /** The rows read are sorted after (a message's few events), not walked in order. */
+    sorted?: boolean;
+    /** SQLite's name for the table in this statement. */
+    alias?: string;
+    /**
+     * PostgreSQL may read the rows through a bitmap of the index and sort them: for a filter that
+     * matches few rows by its statistics, where it reads just those rows.
+     */
+    bitmap?: boolean;
+  } = {},
+): void {
+  const description = `${recorded.sql}\n  plan: ${describePlan(recorded.plan)}`;
+  if (Array.isArray(recorded.plan)) {
+    const lines = recorded.plan;
+    const name = options.alias ?? table;
+    const reads = lines.filter((line) => new RegExp(`^(SEARCH|SCAN) ${name}( |$)`).test(line));
+    assert.ok(reads.length > 0, `reads ${table}: ${description}`);
+    for (const line of reads) {
+      const index = /USING (?:COVERING )?INDEX (\w+)/.exec(line)?.[1] ?? (/USING (INTEGER )?PRIMARY KEY/.test(line) ? 'primary key' : undefined);
+      assert.ok(line.startsWith('SEARCH') && index !== undefined && indexes.includes(index), `${table} through ${indexes.join('|')}: ${description}`);
+    }
+    if (!options.sorted) assert.ok(!lines.some((line) => line.includes('TEMP B-TREE')), `no sort: ${description}`);
+    for (const big of BIG_TABLES) assert.ok(!lines.some((line) => line === `SCAN ${big}` || line.startsWith(`SCAN ${big} `)), `no scan of ${big}: ${description}`);
+    return;
+  }
+  const root = recorded.plan;
+  const scans = ['Seq Scan', 'Index Scan', 'Index Only Scan', 'Bitmap Heap Scan'];
+  const reads = planNodes(root).filter((node) => node['Relation Name'] === table && scans.includes(node['Node Type']));
+  assert.ok(reads.length > 0, `reads ${table}: ${description}`);
+  for (const read of reads) {
+    const bitmap = read['Node Type'] === 'Bitmap Heap Scan';
+    const indexNodes = bitmap ? planNodes(read).filter((node) => node['Node Type'] === 'Bitmap Index Scan') : [read];
+    assert.ok(!bitmap || options.bitmap, `an ordered index scan, not a bitmap: ${description}`);
+    for (const node of indexNodes) {
+      assert.ok(node['Node Type'] !== 'Seq Scan' && indexes.includes(node['Index Name'] ?? ''), `${table} through ${indexes.join('|')}: ${description}`);
+      assert.match(node['Index Cond'] ?? '', /project_id|message_id/, `keyed by its project or message: ${description}`);
+    }
+    // No sort between the read and the page's limit (the page itself may be sorted above it).
+    const path = pathTo(root, read)!;
+    const limitAt = path.map((node) => node['Node Type']).lastIndexOf('Limit');
+    const below = limitAt >= 0 ? path.slice(limitAt + 1) : path;
+    if (!options.sorted && !bitmap) assert.ok(!below.some((node) => node['Node Type'] === 'Sort'), `no sort: ${description}`);
+  }
+  for (const big of BIG_TABLES) {
+    assert.ok(!planNodes(root).some((node) => node['Node Type'] === 'Seq Scan' && node['Relation Name'] === big), `no scan of ${big}: ${description}`);
+  }
+}
+
+/** The nodes from `root` down to `target`, both included. */
+function pathTo(root: PlanNode, target: PlanNode): PlanNode[] | undefined {
+  if (root === target) return [root];
+  for (const child of root.Plans ?? []) {
+    const path = pathTo(child, target);
+    if (path) return [root, ...path];
+  }
+  return undefined;
+}
+
+for (const kind of databaseKinds()) {
+  describe(`query plans at scale (${kind})`, () => {
+    let database: Database;
+    let explaining: ExplainingDb;
+    const one = async (run: (db: ExplainingDb['db']) => Promise<unknown>): Promise<RecordedPlan[]> => {
+      await run(explaining.db);
+      return explaining.take();
+    };
+
+    before(async () => {
+      const testDb = await createTestDatabase(kind);
+      database = openDatabase(testDb.url, { poolSize: 2 });
+      await migrateToLatest(database.db, database.dialect);
+      await seedBulk(database, SHAPE);
+      explaining = explainingDb(database);
+    });
+    after(async () => {
+      await explaining?.close();
+      await database?.close();
+    });
+
+    const messagesByProject = kind === 'postgres' ? ['messages_pkey'] : ['messages_by_project'];
+    const messageLists: [string, MessageFilter, string[], { bitmap?: boolean }?][] = [
+      ['no filter', {}, messagesByProject],
+      ['status', { status: 'FAILED' }, ['messages_by_project_status'], { bitmap: true }],
+      ['recipient', { to: '+15550000100' }, ['messages_by_project_recipient'], { bitmap: true }],
+      ['template', { template: 'promo' }, ['messages_by_project_template'], { bitmap: true }],
+      ['since', { since: timeOf(100) }, messagesByProject],
+      ['until', { until: timeOf(1_950) }, messagesByProject],
+      ['status and since', { status: 'READ', since: timeOf(100) }, ['messages_by_project_status', ...messagesByProject]],
+    ];
+    for (const [name, filter, indexes, options] of messageLists) {
+      it(`GET /v1/messages, ${name}: the project's own index, newest first`, async () => {
+        for (const beforeId of [undefined, AN_OLD_MESSAGE]) {
+          const plans = await one((db) => listMessages(db, 'no-such-key-hash', OLD_TENANT, filter, { limit: 50, ...(beforeId && { beforeId }) }));
+          const read = plans.find((plan) => /from messages/.test(plan.sql))!;
+          assertWalks(read, 'messages', indexes, options);
+        }
+      });
+    }
+
+    it('GET /v1/messages/{id}/events: the message’s own events and deliveries', async () => {
+      const message = { id: AN_OLD_MESSAGE, project_id: OLD_TENANT } as MessageRow;
+      const [events] = await one((db) => listMessageEvents(db, message));
+      assertWalks(events!, 'message_events', ['message_events_by_message']);
+      const [deliveries] = await one((db) => listDeliveriesForMessage(db, OLD_TENANT, AN_OLD_MESSAGE));
+      assertWalks(deliveries!, 'webhook_deliveries', ['webhook_deliveries_by_message'], { sorted: kind === 'postgres' });
+    });
+
+    const deliveriesByProject = kind === 'postgres' ? ['webhook_deliveries_pkey'] : ['webhook_deliveries_by_project'];
+    const deliveryLists: [string, Omit<DeliveryFilter, 'limit'>, string[], { bitmap?: boolean }?][] = [
+      ['no filter', {}, deliveriesByProject],
+      ['status failed', { status: 'failed' }, ['webhook_deliveries_failed_by_id'], { bitmap: true }],
+      ['status pending', { status: 'pending' }, ['webhook_deliveries_pending_by_id']],
+      ['status succeeded', { status: 'succeeded' }, deliveriesByProject],
+      ['a common event', { event: 'message.read' }, deliveriesByProject],
+      ['a rare event', { event: 'message.failed' }, ['webhook_deliveries_rare_events']],
+      ['since', { since: timeOf(100) }, deliveriesByProject],
+      ['until', { until: timeOf(1_950) }, deliveriesByProject],
+      ['message', { messageId: AN_OLD_MESSAGE }, ['webhook_deliveries_by_message']],
+    ];
+    for (const [name, filter, indexes, options] of deliveryLists) {
+      it(`GET /v1/webhook-deliveries, ${name}: an index in the page's order`, async () => {
+        for (const before of [undefined, AN_OLD_DELIVERY]) {
+          const [read] = await one((db) => listWebhookDeliveries(db, OLD_TENANT, { limit: 51, ...filter, ...(before && { before }) }));
+          assertWalks(read!, 'webhook_deliveries', indexes, { ...options, sorted: name === 'message' && kind === 'postgres' });
+        }
+      });
+    }
+
+    it('GET /v1/events: the project’s events in id order, each message by its key', async () => {
+      const [read] = await one((db) => listEventsAfter(db, OLD_TENANT, '', 100));
+      assertWalks(read!, 'message_events', ['message_events_by_project'], { alias: 'e' });
+      const messagesRead = kind === 'postgres' ? ['messages_pkey', 'messages_by_id'] : ['messages_by_project', 'sqlite_autoindex_messages_1'];
+      assertWalks(read!, 'messages', messagesRead, { alias: 'm' });
+    });
+
+    it('GET /v1/analytics: the project’s hourly counts in the range', async () => {
+      const [read] = await one((db) =>
+        readHourlyCounts(db, database.dialect, OLD_TENANT, { from: timeOf(100), to: timeOf(600), by: 'status' }),
+      );
+      assertWalks(read!, 'message_counts', ['message_counts_pk', 'sqlite_autoindex_message_counts_1'], { sorted: true, bitmap: true });
+    });
+  });
+}

@@ -1,0 +1,122 @@
+import { sql } from 'kysely';
+import type { Database } from '../../src/db/database.ts';
+import { newId } from '../../src/domain/ids.ts';
+
+// Bulk data for plan tests: many projects and messages, written by one SQL statement per table
+// (generate_series on PostgreSQL, a recursive CTE on SQLite), shaped like what svc writes for a
+// message that reached READ with its three webhooks delivered. The first project is the "old
+// tenant": its messages are the oldest of all, so every other project has newer ones, the case
+// where a plan that walks a global id index backwards and filters by project reads everything.
+//
+// Ids sort as svc's do (by time) but are made from the row number: `msg_` + 26 digits.
+
+export interface BulkShape {
+  projects: number;
+  messages: number;
+  /** How many of the messages (the oldest) belong to the first project. */
+  oldTenantMessages: number;
+  /** Without each message's events, deliveries and attempts (default: with). */
+  messagesOnly?: boolean;
+}
+
+export const OLD_TENANT = 'proj_bulk0000000';
+/** Message n is accepted at BULK_START + n × BULK_SPACING_MS (10 minutes: 20,000 messages span 139 days). */
+export const BULK_START = 1_700_000_000_000;
+export const BULK_SPACING_MS = 600_000;
+/** As svc's ids (domain/ids.ts): the time in 10 Crockford base32 characters, then 16 more (here the row number). */
+export const bulkMessageId = (n: number) => newId('msg', BULK_START + n * BULK_SPACING_MS).slice(0, 14) + String(n).padStart(16, '0');
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+/** SQL text of the 10-character base32 time of ids (domain/ids.ts encodeTime), for an integer expression. */
+function timeIdText(database: Database, expression: string): string {
+  const cast = database.dialect === 'postgres' ? '::int' : '';
+  return Array.from({ length: 10 }, (_, i) => `substr('${ALPHABET}', (((${expression}) / ${32 ** (9 - i)}) % 32 + 1)${cast}, 1)`).join(' || ');
+}
+/** UUIDv7-shaped, its time the delivery's created_at (the message's time + k × 500 ms), as svc makes them. */
+export const bulkDeliveryId = (n: number, k: 1 | 2 | 3) => {
+  const hex = (BULK_START + n * BULK_SPACING_MS + k * 500).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-700${k}-8000-${String(n).padStart(12, '0')}`;
+};
+export const projectIdOf = (n: number) => `proj_bulk${String(n).padStart(7, '0')}`;
+
+function series(database: Database, count: number) {
+  return database.dialect === 'postgres'
+    ? sql`select g as n from generate_series(1, ${count}::bigint) g`
+    : sql`with recursive s(n) as (select 1 union all select n + 1 from s where n < ${count}) select n from s`;
+}
+
+/** SQL text of a zero-padded number: `msg_` ids and friends sort by n. */
+function padText(database: Database, expression: string, width: number): string {
+  return database.dialect === 'postgres'
+    ? `lpad((${expression})::text, ${width}, '0')`
+    : `substr('${'0'.repeat(width)}' || (${expression}), -${width}, ${width})`;
+}
+
+function padded(database: Database, expression: string, width: number) {
+  return sql.raw(padText(database, expression, width));
+}
+
+export async function seedBulk(database: Database, shape: BulkShape): Promise<void> {
+  const { db } = database;
+  const old = shape.oldTenantMessages;
+  const others = shape.projects - 1;
+  // Project of message n: the old tenant for the first `old`, then round robin over the rest.
+  const projectOf = `case when n <= ${old} then 0 else 1 + ((n - ${old}) % ${others}) end`;
+  const project = sql.raw(`'proj_bulk' || `);
+  const time = `(${BULK_START} + n * ${BULK_SPACING_MS})`;
+  const status = `case when n % 100 = 0 then 'FAILED' when n % 50 = 1 then 'DELIVERED' else 'READ' end`;
+
+  await sql`insert into projects (id, name, owner_email, webhook_secret_enc, created_at, updated_at)
+    select ${project}${padded(database, 'n - 1', 7)}, 'bulk', 'owner@example.com', 'x', 0, 0
+    from (${series(database, shape.projects)}) s`.execute(db);
+
+  const messageId = sql.raw(`${timeIdText(database, time)} || ${padText(database, 'n', 16)}`);
+  await sql`insert into messages (id, project_id, recipient, template_id, template_name, language, category,
+      variables, header_variables, rendered, status, attempts, due_at, lease_expires_at, provider_message_id, error,
+      queued_at, sent_at, delivered_at, read_at, failed_at, updated_at)
+    select 'msg_' || ${messageId}, ${project}${padded(database, projectOf, 7)},
+      '+1555' || ${padded(database, 'n % 100000', 7)}, 'tpl_bulk', case when n % 10 = 0 then 'promo' else 'order_update' end,
+      'en_US', 'UTILITY', '{"1":"Ana","2":"1001"}', null,
+      '{"body":"Hello Ana, your order 1001 has shipped. Track it in the app."}',
+      ${sql.raw(status)}, 1, null, null, 'wamid.' || ${messageId},
+      case when n % 100 = 0 then '{"code":"131026","title":"Message undeliverable","message":"x"}' end,
+      ${sql.raw(time)}, ${sql.raw(time)} + 100, ${sql.raw(time)} + 600, ${sql.raw(time)} + 1600,
+      case when n % 100 = 0 then ${sql.raw(time)} + 600 end, ${sql.raw(time)} + 1600
+    from (${series(database, shape.messages)}) s`.execute(db);
+
+  // Three status events and three deliveries (one attempt each) per message.
+  for (const [k, eventStatus, event] of [
+    [1, 'SENT', 'message.sent'],
+    [2, 'DELIVERED', 'message.delivered'],
+    [3, 'READ', 'message.read'],
+  ] as const) {
+    if (shape.messagesOnly) break;
+    const eventId = sql.raw(`'evt_' || ${padText(database, 'n', 25)} || '${k}'`);
+    await sql`insert into message_events (id, message_id, project_id, status, occurred_at, error, created_at)
+      select ${eventId}, 'msg_' || ${messageId}, ${project}${padded(database, projectOf, 7)}, ${eventStatus},
+        ${sql.raw(time)} + ${k * 500}, null, ${sql.raw(time)} + ${k * 500}
+      from (${series(database, shape.messages)}) s`.execute(db);
+    const hex = database.dialect === 'postgres' ? `lpad(to_hex(${time} + ${k * 500}), 12, '0')` : `printf('%012x', ${time} + ${k * 500})`;
+    const deliveryId = sql.raw(
+      `substr(${hex}, 1, 8) || '-' || substr(${hex}, 9, 4) || '-700${k}-8000-' || ${padText(database, 'n', 12)}`,
+    );
+    await sql`insert into webhook_deliveries (id, project_id, event_id, message_id, event, url, payload, status,
+        attempt_count, due_at, lease_expires_at, created_at, updated_at, endpoint_id, template_id)
+      select ${deliveryId}, ${project}${padded(database, projectOf, 7)}, ${eventId}, 'msg_' || ${messageId}, ${event},
+        'https://hooks.example.com/svc', '{}', case when n % 200 = 0 then 'failed' else 'succeeded' end,
+        1, null, null, ${sql.raw(time)} + ${k * 500}, ${sql.raw(time)} + ${k * 500 + 50}, null, null
+      from (${series(database, shape.messages)}) s`.execute(db);
+    await sql`insert into webhook_attempts (id, delivery_id, attempt, at, url, status_code, duration_ms, error, response_body)
+      select 'att_' || ${padded(database, 'n', 25)} || '${sql.raw(String(k))}', ${deliveryId}, 1, ${sql.raw(time)} + ${k * 500},
+        'https://hooks.example.com/svc', 200, 12, null, null
+      from (${series(database, shape.messages)}) s`.execute(db);
+  }
+  await sql`insert into message_counts (project_id, hour, status, template, language, count)
+    select project_id, (queued_at / 3600000) * 3600000, status, template_name, language, count(*) from messages
+    group by project_id, (queued_at / 3600000) * 3600000, status, template_name, language`.execute(db);
+  // These tables only: a bare ANALYZE on PostgreSQL reads every schema of the database.
+  for (const table of ['projects', 'messages', 'message_events', 'webhook_deliveries', 'webhook_attempts', 'message_counts']) {
+    await sql`analyze ${sql.table(table)}`.execute(db);
+  }
+}
