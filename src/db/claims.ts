@@ -96,6 +96,28 @@ export async function queuedProjects(db: Db, table: ProjectQueueTable): Promise<
   return result.rows.map((row) => ({ projectId: row.project_id, nextDueAt: Number(row.next_due) }));
 }
 
+/**
+ * Up to `limit` projects with queued rows, in project id order, after `after` ('' for the first),
+ * and when each one's head falls due: a page of queuedProjects, so a worker reads the projects a
+ * page at a time (workers/projectRotation.ts), never all of them in one turn.
+ */
+export async function queuedProjectsAfter(db: Db, table: ProjectQueueTable, after: string, limit: number): Promise<QueuedProject[]> {
+  const t = sql.table(table);
+  const result = await sql<{ project_id: string; next_due: number | string }>`
+    with recursive active(project_id, n) as (
+      select (select project_id from ${t} where due_at is not null and project_id > ${after} order by project_id limit 1), 1
+      union all
+      select (select q.project_id from ${t} q
+              where q.due_at is not null and q.project_id > a.project_id order by q.project_id limit 1), a.n + 1
+      from active a where a.project_id is not null and a.n < ${limit}
+    )
+    select a.project_id,
+      (select q.due_at from ${t} q where q.project_id = a.project_id and q.due_at is not null
+       order by q.due_at limit 1) as next_due
+    from active a where a.project_id is not null`.execute(db);
+  return result.rows.map((row) => ({ projectId: row.project_id, nextDueAt: Number(row.next_due) }));
+}
+
 export interface HeadClaim {
   now: number;
   leaseMs: number;

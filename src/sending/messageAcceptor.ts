@@ -1,4 +1,4 @@
-import type { Notifier } from '../workers/notifier.ts';
+import { notificationPayload, type Notifier } from '../workers/notifier.ts';
 import { activeKeysForWrite } from '../db/apiKeys.ts';
 import type { Database, Db } from '../db/database.ts';
 import { GroupCommitter } from '../db/groupCommit.ts';
@@ -114,7 +114,7 @@ export class MessageAcceptor {
         if (!record) throw new ApiError('idempotency_request_in_progress', 'Retry this request shortly.');
         return replayOf(record, request.idempotency!.fingerprint);
       }
-      this.#notifier.wakeLocal('messages');
+      this.#notifier.wakeLocal('messages', [request.projectId]);
       return { kind: 'accepted', status: 202, body: request.responseBody, replayed: false };
     } finally {
       if (idempotencyKey !== undefined) this.#inFlight.delete(idempotencyKey);
@@ -172,7 +172,7 @@ export class MessageAcceptor {
     // The message row is the whole record of its acceptance: its QUEUED event is derived from it.
     for (const item of accepted) if (item.batch) await insertBatch(trx, item.batch);
     const messages = accepted.flatMap((item) => item.messages);
-    await insertAcceptedMessages(trx, messages, await this.#notifier.postgresChannel('messages'));
+    await insertAcceptedMessages(trx, messages, await this.#notifier.postgresChannel('messages'), notificationPayload(accepted.map((item) => item.projectId)));
     return outcomes;
   }
 }

@@ -101,7 +101,11 @@ export async function enqueueWebhookEvents(
   const rows = events.flatMap((event) => deliveriesOf(event, destinations.get(event.projectId), now));
   if (rows.length === 0) return false;
   await insertWebhookDeliveries(trx, rows);
-  await notifier.notifyInTransaction(trx, 'webhooks');
+  await notifier.notifyInTransaction(
+    trx,
+    'webhooks',
+    rows.map((row) => row.project_id),
+  );
   return true;
 }
 
@@ -144,6 +148,6 @@ export async function enqueueTestDelivery(
 ): Promise<string> {
   const [row] = deliveriesOf(event, { callbackUrl: null, endpoints: [{ ...endpoint, events: null }] }, now);
   await insertWebhookDeliveries(trx, [row!]);
-  await notifier.notifyInTransaction(trx, 'webhooks');
+  await notifier.notifyInTransaction(trx, 'webhooks', [row!.project_id]);
   return row!.id;
 }

@@ -1,10 +1,11 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { claimProjectHeads, moveLeases, queuedProjects } from '../db/claims.ts';
+import { claimProjectHeads, moveLeases, queuedProjectsAfter } from '../db/claims.ts';
 import { findSendingProjects, type SendingProject } from '../db/projects.ts';
 import { orderedValues } from '../domain/messageRequest.ts';
 import { providerCredentialsOf } from '../projectSecrets.ts';
 import type { ProviderCredentials, ProviderError, SendOutcome } from '../providers/provider.ts';
 import { OutcomeRecorder } from './dispatchOutcomes.ts';
+import { ProjectRotation } from './projectRotation.ts';
 import { WorkerHeartbeat } from './heartbeat.ts';
 import type { WorkerDeps } from './index.ts';
 import { type SendRateGate, WINDOW_MS, windowBudget, windowStartOf } from './sendRate.ts';
@@ -16,6 +17,8 @@ import { type HeldMessage, SendLane } from './sendLane.ts';
 //
 // - Claims are per project (the fair queues of db/claims.ts), each for about a second of its
 //   number's sends, so a project's backlog never stands in front of another project's work.
+//   Projects are served in turn (projectRotation.ts): a project that just got work first, then the
+//   least recently served, a page of them per claim, however many tenants have a backlog.
 // - Each number's lane is paced to its own throughput in 100 ms windows (sendRate.ts, shared by
 //   every process on PostgreSQL). A granted message is submitted at once; nothing waits for
 //   anything else: a slow or hanging call holds only its own slot.
@@ -64,6 +67,10 @@ const MIN_REFILL_GAP_MS = 10;
 /** A held message whose lease ends sooner than this (or a tenth of a lease) is not sent (#submitAll). */
 const LEASE_END_MARGIN_MS = 1000;
 const ERROR_BACKOFF_MS = 1000;
+/** Projects with queued messages read from the database per claim (the rotation's sweep). */
+const SWEEP_PAGE = 500;
+/** Projects considered per claim, in rotation order. */
+const PROJECTS_PER_CLAIM = 1000;
 
 export class Dispatcher {
   readonly #deps: WorkerDeps;
@@ -82,6 +89,7 @@ export class Dispatcher {
   readonly #tokens = new Map<string, string>();
   readonly #metrics: ReturnType<typeof dispatchMetrics>;
   readonly #heartbeat: WorkerHeartbeat;
+  readonly #rotation: ProjectRotation;
   #inFlight = 0;
   #waiting = 0;
   #pumpQueued = false;
@@ -106,6 +114,10 @@ export class Dispatcher {
     this.#pollMs = options.pollMs ?? 1000;
     this.#metrics = dispatchMetrics(deps.metrics, this);
     this.#heartbeat = new WorkerHeartbeat(deps.database, deps.logger);
+    this.#rotation = new ProjectRotation({
+      sweep: (after, limit) => queuedProjectsAfter(deps.database.db, 'messages', after, limit),
+      sweepPage: SWEEP_PAGE,
+    });
   }
 
   get inFlight(): number {
@@ -123,8 +135,9 @@ export class Dispatcher {
     this.wake();
   }
 
-  /** New work may be due: claim now. */
-  wake(): void {
+  /** New work may be due (for these projects, when named): claim now. */
+  wake(projectIds: readonly string[] = []): void {
+    this.#rotation.announce(projectIds);
     if (!this.#running) return;
     if (this.#refilling) {
       this.#refillAgain = true;
@@ -171,17 +184,13 @@ export class Dispatcher {
   }
 
   async #refill(): Promise<void> {
-    const { database } = this.#deps;
     let nextIn = this.#pollMs;
     try {
       this.#lastRefill = Date.now();
       const now = Date.now();
       this.#heartbeat.beat(now);
-      const queued = await queuedProjects(database.db, 'messages');
-      for (const project of queued) {
-        if (project.nextDueAt > now) nextIn = Math.min(nextIn, project.nextDueAt - now);
-      }
-      const due = queued.filter((project) => project.nextDueAt <= now).map((project) => project.projectId);
+      const { due, nextDueAt } = await this.#rotation.next(now, PROJECTS_PER_CLAIM);
+      if (nextDueAt !== undefined) nextIn = Math.min(nextIn, nextDueAt - now);
       if (due.length > 0) await this.#claim(due, now);
     } catch (error) {
       this.#deps.logger.error({ err: error }, 'dispatch claim failed');
@@ -192,20 +201,27 @@ export class Dispatcher {
 
   async #claim(projectIds: string[], now: number): Promise<void> {
     const { database, config } = this.#deps;
-    const projects = await findSendingProjects(database.db, projectIds);
+    const found = new Map((await findSendingProjects(database.db, projectIds)).map((project) => [project.id, project]));
     const senders = new Map<string, { lane: SendLane; credentials: ProviderCredentials | undefined }>();
     const quotas = new Map<string, number>();
     let room = this.#maxWaiting - this.#waiting;
-    // Start where the last claim left off, so a full process still serves every project in turn.
-    const offset = projects.length > 0 ? Math.floor(Math.random() * projects.length) : 0;
-    for (let i = 0; i < projects.length && room > 0; i++) {
-      const project = projects[(i + offset) % projects.length]!;
+    // In the rotation's order: projects left out for lack of room keep their place for the next claim.
+    for (const projectId of projectIds) {
+      if (room <= 0) break;
+      const project = found.get(projectId);
+      if (project === undefined) {
+        this.#rotation.served(projectId, false); // erased meanwhile
+        continue;
+      }
       const credentials = this.#credentialsOf(project);
       const lane = credentials
         ? this.#lane(credentials.phoneNumberId, Math.min(project.provider_messages_per_second ?? config.providerMaxMps, config.providerMaxMps))
         : this.#lane(UNCONFIGURED, Number.POSITIVE_INFINITY);
       const quota = Math.min(this.#targetOf(lane) - lane.size, room);
-      if (quota <= 0) continue;
+      if (quota <= 0) {
+        this.#rotation.served(project.id, true); // its number's lane is full: its turn is over
+        continue;
+      }
       quotas.set(project.id, quota);
       senders.set(project.id, { lane, credentials });
       room -= quota;
@@ -226,7 +242,9 @@ export class Dispatcher {
       claimedPerProject.set(message.project_id, (claimedPerProject.get(message.project_id) ?? 0) + 1);
     }
     for (const [projectId, { lane }] of senders) {
-      lane.backlogged = (claimedPerProject.get(projectId) ?? 0) >= quotas.get(projectId)!;
+      const backlogged = (claimedPerProject.get(projectId) ?? 0) >= quotas.get(projectId)!;
+      lane.backlogged = backlogged;
+      this.#rotation.served(projectId, backlogged);
     }
     if (!this.#running) return;
     for (const { lane } of senders.values()) this.#pump(lane);

@@ -34,12 +34,16 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
   const dispatch = new Dispatcher(deps, createSendRateGate(deps.database), {
     maxInFlight: deps.config.dispatchConcurrency,
   });
-  notifier.on('messages', () => dispatch.wake());
+  notifier.on('messages', (projectIds) => dispatch.wake(projectIds));
   const maintenance = new WorkerLoop(createMaintenanceJob(deps), logger, { pollMs: 60_000 });
   const templateReview = new WorkerLoop(createTemplateReviewJob(deps), logger);
   notifier.on('templates', () => templateReview.wake());
-  const webhooks = new WebhookDeliveryLoop(new WebhookDeliveryJob(deps), logger);
-  notifier.on('webhooks', () => webhooks.wake());
+  const webhookJob = new WebhookDeliveryJob(deps);
+  const webhooks = new WebhookDeliveryLoop(webhookJob, logger);
+  notifier.on('webhooks', (projectIds) => {
+    webhookJob.announce(projectIds);
+    webhooks.wake();
+  });
   const providerAccounts = new WorkerLoop(createProviderAccountJob(deps), logger, { pollMs: 60_000 });
   return [dispatch, maintenance, templateReview, webhooks, providerAccounts];
 }

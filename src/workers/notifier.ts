@@ -9,11 +9,23 @@ import type { Database, Db } from '../db/database.ts';
 export type Channel = 'messages' | 'webhooks' | 'templates' | 'sandbox';
 const CHANNELS: Channel[] = ['messages', 'webhooks', 'templates', 'sandbox'];
 const PG_PREFIX = 'svc_';
+/** PostgreSQL takes payloads under 8,000 bytes: a longer list of projects is sent as none. */
+const MAX_PAYLOAD_LENGTH = 7000;
+
+/** Called with the projects whose new work woke it; empty when not known (then look everywhere). */
+export type Wake = (projectIds: readonly string[]) => void;
+
+/** A notification's payload: the projects that got work, comma-separated, or '' when too many. */
+export function notificationPayload(projectIds: Iterable<string>): string {
+  const payload = [...new Set(projectIds)].join(',');
+  return payload.length <= MAX_PAYLOAD_LENGTH ? payload : '';
+}
 
 /**
  * Wakes workers the moment work is committed, instead of on their next poll. In-process always;
  * on PostgreSQL also across processes, through LISTEN/NOTIFY (a NOTIFY inside a transaction is
- * delivered at its commit, so a worker never wakes before the work is visible).
+ * delivered at its commit, so a worker never wakes before the work is visible). A wake names the
+ * projects that got work, so a worker serves a newly active tenant at once (projectRotation.ts).
  */
 export class Notifier {
   readonly #database: Database;
@@ -22,6 +34,8 @@ export class Notifier {
   #listener: pg.PoolClient | undefined;
   #closed = false;
   #channelPrefix: Promise<string> | undefined;
+  /** In-process: the projects named by transactions since the channel's last local wake. */
+  readonly #pending = new Map<Channel, Set<string>>();
 
   constructor(database: Database, logger: Logger) {
     this.#database = database;
@@ -29,15 +43,26 @@ export class Notifier {
     this.#local.setMaxListeners(100);
   }
 
-  on(channel: Channel, wake: () => void): void {
+  on(channel: Channel, wake: Wake): void {
     this.#local.on(channel, wake);
   }
 
-  /** Call inside the transaction that creates the work (after the insert, before the commit). */
-  async notifyInTransaction(trx: Db, channel: Channel): Promise<void> {
+  /**
+   * Call inside the transaction that creates the work (after the insert, before the commit), with
+   * the projects it is for; in-process, the next wakeLocal (after the commit) names them.
+   */
+  async notifyInTransaction(trx: Db, channel: Channel, projectIds: Iterable<string> = []): Promise<void> {
     if (this.#database.dialect === 'postgres') {
-      await sql`select pg_notify(${await this.postgresChannel(channel)}, '')`.execute(trx);
+      await sql`select pg_notify(${await this.postgresChannel(channel)}, ${notificationPayload(projectIds)})`.execute(trx);
+    } else {
+      this.#remember(channel, projectIds);
     }
+  }
+
+  #remember(channel: Channel, projectIds: Iterable<string>): void {
+    let pending = this.#pending.get(channel);
+    if (!pending) this.#pending.set(channel, (pending = new Set()));
+    for (const projectId of projectIds) pending.add(projectId);
   }
 
   /**
@@ -60,8 +85,11 @@ export class Notifier {
   }
 
   /** Call after the commit: wakes this process's workers without a round trip. */
-  wakeLocal(channel: Channel): void {
-    this.#local.emit(channel);
+  wakeLocal(channel: Channel, projectIds: Iterable<string> = []): void {
+    this.#remember(channel, projectIds);
+    const pending = this.#pending.get(channel)!;
+    this.#pending.delete(channel);
+    this.#local.emit(channel, [...pending]);
   }
 
   /** Listens for other processes' notifications (PostgreSQL only); reconnects if the link drops. */
@@ -74,14 +102,14 @@ export class Notifier {
       this.#listener = client;
       client.on('notification', (message) => {
         const channel = message.channel.slice(prefix.length) as Channel;
-        this.#local.emit(channel);
+        this.#local.emit(channel, message.payload ? message.payload.split(',') : []);
       });
       client.on('error', (error) => {
         this.#logger.warn({ err: error }, 'LISTEN connection lost; reconnecting');
         client.release(true);
         this.#listener = undefined;
         setTimeout(() => void this.listen(), 1000).unref();
-        for (const channel of CHANNELS) this.#local.emit(channel); // catch up on anything missed
+        for (const channel of CHANNELS) this.#local.emit(channel, []); // catch up on anything missed
       });
       for (const channel of CHANNELS) await client.query(`LISTEN ${prefix}${channel}`);
     } catch (error) {

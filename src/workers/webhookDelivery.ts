@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
-import { moveLeases, queuedProjects } from '../db/claims.ts';
+import { moveLeases, queuedProjectsAfter } from '../db/claims.ts';
 import type { Database } from '../db/database.ts';
 import type { WebhookDeliveryStatus } from '../db/tables.ts';
 import {
@@ -17,6 +17,7 @@ import { nextRetryDelay, parseRetryAfter } from '../domain/webhookRetry.ts';
 import { liveWebhookSecrets } from '../projectSecrets.ts';
 import { type AttemptResult, WebhookSender } from '../webhooks/deliver.ts';
 import type { Job } from './loop.ts';
+import { ProjectRotation } from './projectRotation.ts';
 import { WorkerLoop } from './loop.ts';
 import { type CircuitTransition, verdictOf, WebhookCircuits } from './webhookCircuits.ts';
 import { webhookMetrics } from './webhookMetrics.ts';
@@ -28,10 +29,11 @@ import { DEFAULT_WEBHOOK_LIMITS, type SlotRequest, type WebhookDeliveryLimits, W
 //   projects with due deliveries ──► slots dealt round-robin ──► per-project claims ──► attempts
 //                                                                            └──► group-committed records
 //
-// - Each claim first finds the projects with due work (a loose index scan), reads where each one
+// - Each claim first takes a page of the projects with due work, in turn (projectRotation.ts: a
+//   project that just got work first, then the least recently served), reads where each one
 //   sends (the origins of its callback URL and of its enabled endpoints), and deals the free slots
 //   among them (webhookSlots.ts): bounded overall and per origin, one per project and origin per
-//   round, with a reserve for newcomers.
+//   round, with a reserve for newcomers. A claim costs a page, however many tenants wait.
 //   Then it claims, per project, only what it was dealt: nothing is claimed that cannot start,
 //   and no project's backlog stands in front of another's head.
 // - An attempt starts the moment it is claimed; its slot frees when the receiver answers, and the
@@ -62,6 +64,8 @@ const CIRCUIT_THRESHOLD = 5;
 const MAX_COOLDOWN_MS = 5 * 60_000;
 /** How often circuits opened by other processes are read. */
 const CIRCUIT_REFRESH_MS = 1000;
+/** Projects with pending deliveries read from the database per claim (the rotation's sweep). */
+const SWEEP_PAGE = 500;
 
 export class WebhookDeliveryJob implements Job {
   readonly name = 'webhook-delivery';
@@ -78,7 +82,7 @@ export class WebhookDeliveryJob implements Job {
   /** Claimed and not yet recorded: bounds what waits for the group commit. */
   #unrecorded = 0;
   /** The project served last; the next claim deals from the one after it. */
-  #cursor = '';
+  readonly #rotation: ProjectRotation;
   #heldProjects: string[] = [];
   #circuitsReadAt = Number.NEGATIVE_INFINITY;
   #onCapacity: () => void = () => {};
@@ -100,6 +104,10 @@ export class WebhookDeliveryJob implements Job {
       maxCooldownMs: MAX_COOLDOWN_MS,
     });
     this.#recorder = new WebhookRecorder(deps.database);
+    this.#rotation = new ProjectRotation({
+      sweep: (after, limit) => queuedProjectsAfter(deps.database.db, 'webhook_deliveries', after, limit),
+      sweepPage: SWEEP_PAGE,
+    });
     this.#metrics = webhookMetrics(deps.metrics, this, deps.database);
   }
 
@@ -116,6 +124,11 @@ export class WebhookDeliveryJob implements Job {
     return this.#heldProjects;
   }
 
+  /** These projects just got deliveries (a commit's notification). */
+  announce(projectIds: readonly string[]): void {
+    this.#rotation.announce(projectIds);
+  }
+
   /** Called whenever an attempt is answered or recorded: a slot, or an ordered event, may have freed up. */
   onCapacity(callback: () => void): void {
     this.#onCapacity = callback;
@@ -129,15 +142,14 @@ export class WebhookDeliveryJob implements Job {
     const { db } = this.#deps.database;
     await this.#readCircuits(now);
     let nextDueAt = this.#circuits.nextProbeAt(now);
-    const due: string[] = [];
-    for (const project of await queuedProjects(db, 'webhook_deliveries')) {
-      if (project.nextDueAt <= now) due.push(project.projectId);
-      else nextDueAt = Math.min(nextDueAt ?? project.nextDueAt, project.nextDueAt);
-    }
+    if (this.#slots.full || this.#unrecorded >= this.#maxUnrecorded) return { handled: 0 };
+    // As many projects as could each start an attempt now.
+    const page = await this.#rotation.next(now, this.#slots.free);
+    const ordered = page.due;
+    if (page.nextDueAt !== undefined) nextDueAt = Math.min(nextDueAt ?? page.nextDueAt, page.nextDueAt);
     const idle = { handled: 0, ...(nextDueAt !== undefined && { nextDueAt }) };
-    if (due.length === 0 || this.#slots.full || this.#unrecorded >= this.#maxUnrecorded) return idle;
+    if (ordered.length === 0) return idle;
 
-    const ordered = this.#fromCursor(due);
     const projects = await findDeliveryProjects(db, ordered);
     const endpoints = new Map((await findEndpointsOfProjects(db, ordered)).map((row) => [row.id, row]));
     const quotas = this.#deal(
@@ -145,8 +157,12 @@ export class WebhookDeliveryJob implements Job {
       [...endpoints.values()],
       now,
     );
+    for (const projectId of ordered) if (!projects.has(projectId)) this.#rotation.served(projectId, false); // erased
     if (quotas.size === 0) return idle;
     const rows = await this.#recorder.claim({ now, leaseMs: this.#leaseMs, quotas });
+    const claimed = new Map<string, number>();
+    for (const row of rows) claimed.set(row.project_id, (claimed.get(row.project_id) ?? 0) + 1);
+    for (const [projectId, quota] of quotas) this.#rotation.served(projectId, (claimed.get(projectId) ?? 0) >= quota);
     this.#unrecorded += rows.length;
     for (const row of rows) {
       const destination = destinationOf(row, projects.get(row.project_id), endpoints);
@@ -160,12 +176,6 @@ export class WebhookDeliveryJob implements Job {
     this.#stop.abort();
     while (this.#tasks.size > 0) await Promise.all([...this.#tasks]);
     await this.#sender.close();
-  }
-
-  /** Due projects in id order, starting after the one served last, so every project gets its turn. */
-  #fromCursor(due: string[]): string[] {
-    const start = due.findIndex((projectId) => projectId > this.#cursor);
-    return start <= 0 ? due : [...due.slice(start), ...due.slice(0, start)];
   }
 
   /**
@@ -200,8 +210,16 @@ export class WebhookDeliveryJob implements Job {
       if (!open) held.push(project.id);
     }
     this.#heldProjects = held;
-    const { quotas, last } = this.#slots.share(requests);
-    if (last !== undefined) this.#cursor = last;
+    const free = this.#slots.free;
+    const quotas = this.#slots.share(requests);
+    // A project whose receivers are all held back, or that got no slot while slots were left (its
+    // own bounds), has had its turn: it waits at the back of the rotation. One left out because
+    // the slots ran out keeps its place.
+    const dealt = [...quotas.values()].reduce((sum, quota) => sum + quota, 0);
+    for (const projectId of held) this.#rotation.served(projectId, true);
+    if (dealt < free) {
+      for (const { projectId } of requests) if (!quotas.has(projectId)) this.#rotation.served(projectId, true);
+    }
     for (const projectId of cancelled) quotas.set(projectId, CANCEL_BATCH);
     return quotas;
   }

@@ -28,13 +28,6 @@ export interface SlotRequest {
   allowance: number;
 }
 
-export interface SlotShares {
-  /** Project id → how many attempts it may start now. */
-  quotas: Map<string, number>;
-  /** The last project served: the next round starts after it. */
-  last: string | undefined;
-}
-
 function bump(counts: Map<string, number>, key: string, by: number): void {
   const next = (counts.get(key) ?? 0) + by;
   if (next === 0) counts.delete(key);
@@ -65,6 +58,11 @@ export class WebhookSlots {
     return this.#total >= this.#limits.maxInFlight;
   }
 
+  /** Slots free now, overall. */
+  get free(): number {
+    return Math.max(0, this.#limits.maxInFlight - this.#total);
+  }
+
   take(projectId: string, origin: string): void {
     this.#total++;
     bump(this.#byOrigin, origin, 1);
@@ -78,13 +76,12 @@ export class WebhookSlots {
   }
 
   /** Deals the free slots to the requests, in their order, one per project per round. */
-  share(requests: readonly SlotRequest[]): SlotShares {
+  share(requests: readonly SlotRequest[]): Map<string, number> {
     const byOrigin = new Map(this.#byOrigin);
     const byProject = new Map(this.#byProject);
     const dealt = new Map<string, number>();
     const quotas = new Map<string, number>();
     let total = this.#total;
-    let last: string | undefined;
     let progress = true;
     while (progress) {
       progress = false;
@@ -97,11 +94,10 @@ export class WebhookSlots {
         bump(byProject, projectId, 1);
         bump(dealt, origin, 1);
         bump(quotas, projectId, 1);
-        last = projectId;
         progress = true;
       }
     }
-    return { quotas, last };
+    return quotas;
   }
 
   #grantable(total: number, atOrigin: number, ofProject: number): boolean {
