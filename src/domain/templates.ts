@@ -197,6 +197,8 @@ function textComponentErrors(type: TextComponentType, component: ComponentDraft,
         code: 'invalid_value',
         message: `HEADER format ${quoted(component.format)} is not one of TEXT, IMAGE, VIDEO, DOCUMENT, LOCATION.${hint}`,
       });
+      // What else it needs depends on the format meant: the format is the fix.
+      if (component.text === undefined) return errors;
     }
   } else if (component.format !== undefined) {
     errors.push({ field: `${at}/format`, code: 'not_allowed', message: `"format" applies only to a HEADER; remove it from this ${type}.` });
