@@ -214,6 +214,34 @@ for (const kind of databaseKinds()) {
       });
     });
 
+    describe('registering — sample downloads outside development mode', () => {
+      let strict: TestServer;
+      before(async () => {
+        strict = await startTestServer(kind, { env: { SVC_SANDBOX_REVIEW_DELAY_MS: '3600000', SVC_ALLOW_PRIVATE_CALLBACKS: 'false' } });
+      });
+      after(() => strict.close());
+
+      it('refuses samples on private, loopback or link-local addresses, and over http (SSRF rules of §6)', async () => {
+        const { key: strictKey } = await strict.createProject();
+        for (const url of [
+          `${samples.url.replace('http:', 'https:')}/photo.png`,
+          'https://localhost/photo.png',
+          'https://169.254.169.254/latest/meta-data/iam',
+          'https://[::1]/photo.png',
+          'https://10.0.0.7/photo.png',
+          `${samples.url}/photo.png`,
+        ]) {
+          const reply = await strict.call('POST', '/v1/templates', {
+            key: strictKey,
+            body: template({ components: [{ type: 'HEADER', format: 'IMAGE', example: { header_url: [url] } }, BODY] }),
+          });
+          assert.equal(reply.status, 400, `${url} → ${reply.text}`);
+          assert.deepEqual(fieldsOf(reply), [['/components/0/example/header_url/0', 'sample_refused']], url);
+        }
+        assert.equal(samples.requested.filter((path) => path === '/photo.png').length, 2, 'only the development-mode downloads reached the server');
+      });
+    });
+
     describe('sending', () => {
       const send = (body: Record<string, unknown>) => server.call('POST', '/v1/messages', { key, body: { to: '+5511987654321', language: 'en_US', ...body } });
       const vars = { '1': 'Ana', '2': 'A-1001' };
