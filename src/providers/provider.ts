@@ -261,6 +261,11 @@ export interface Provider {
   readonly name: 'sandbox' | 'whatsapp';
   /** The longest one sendMessage call may take (its own timeout): claims are leased for longer. */
   readonly submissionTimeoutMs: number;
+  /**
+   * Whether a media sample given by URL (example.header_url) can reach the provider: the sandbox
+   * only checks it; WhatsApp uploads it through the app SVC_WHATSAPP_APP_ID names. Absent: true.
+   */
+  readonly takesSampleUrls?: boolean;
   /** Checks credentials and describes the sending account (PUT credentials, periodic refresh). */
   checkAccount(query: AccountQuery): Promise<AccountCheck>;
   /** Hands a new template to the provider for review; returns its id there, if any. */

@@ -45,12 +45,20 @@ export function templateExists(name: string, language: string): ApiError {
 }
 
 /** A media HEADER's sample given by URL, downloaded and checked; 400 naming it when it cannot be used. */
-async function sampleOf(components: readonly TemplateComponent[], allowPrivate: boolean): Promise<MediaSample | undefined> {
+async function sampleOf(components: readonly TemplateComponent[], deps: RegistrationDeps): Promise<MediaSample | undefined> {
   const index = components.findIndex((component) => component === mediaHeaderOf(components));
   const header = components[index];
   if (header?.type !== 'HEADER' || header.format === undefined || !isMediaFormat(header.format)) return undefined;
   const url = header.example?.header_url?.[0];
   if (url === undefined) return undefined;
+  if (deps.provider.takesSampleUrls === false) {
+    const field = `/components/${index}/example/header_url`;
+    const message =
+      `This service cannot upload samples to the provider (its operator has not set SVC_WHATSAPP_APP_ID): give ` +
+      `example.header_handle instead of ${field}.`;
+    throw validationError([{ field, code: 'sample_upload_unavailable', message }]);
+  }
+  const allowPrivate = deps.allowPrivateSamples;
   try {
     return await loadMediaSample(url, header.format, allowPrivate);
   } catch (error) {
@@ -75,7 +83,7 @@ export async function registerTemplate(deps: RegistrationDeps, registration: Reg
     throw new ApiError('provider_setup_incomplete', `Templates cannot reach the provider yet: ${provider.problem}`);
   }
   const components = registeredComponents(draft);
-  const mediaSample = await sampleOf(components, deps.allowPrivateSamples);
+  const mediaSample = await sampleOf(components, deps);
   const createdAt = Date.now();
   const row: TemplateRow = {
     id: newId('tpl', createdAt),

@@ -248,6 +248,27 @@ for (const kind of databaseKinds()) {
       });
     });
 
+    it('without SVC_WHATSAPP_APP_ID a sample URL cannot be uploaded: 400 naming it, and a handle still works', async () => {
+      const bare = await startWhatsApp(kind);
+      try {
+        const { key: bareKey } = await connectedProject(bare.server);
+        const body = (example: object) => ({
+          name: 'no_app_id',
+          language: 'en_US',
+          category: 'MARKETING',
+          components: [{ type: 'HEADER', format: 'IMAGE', example }, BODY],
+        });
+        const refused = await bare.server.call('POST', '/v1/templates', { key: bareKey, body: body({ header_url: [`${samples.url}/photo.png`] }) });
+        assert.equal(refused.status, 400, refused.text);
+        assert.deepEqual(refused.body.errors.map((error: any) => [error.field, error.code]), [['/components/0/example/header_url', 'sample_upload_unavailable']]);
+        assert.equal(bare.fake.of('create_template').length, 0);
+        const taken = await bare.server.call('POST', '/v1/templates', { key: bareKey, body: body({ header_handle: ['4::aGFuZGxl'] }) });
+        assert.equal(taken.status, 200, taken.text);
+      } finally {
+        await bare.close();
+      }
+    });
+
     it('the business account the templates went to is the project’s', () => {
       assert.ok(fake.of('create_template').every((request) => request.path === `/v23.0/${FAKE_WABA_ID}/message_templates`));
     });

@@ -64,6 +64,7 @@ type WithProviderId = TemplateSubmission & { providerTemplateId: string | null }
 export class WhatsAppProvider implements Provider {
   readonly name = 'whatsapp';
   readonly submissionTimeoutMs: number;
+  readonly takesSampleUrls: boolean;
   readonly #client: GraphClient;
   readonly #database: Database;
   readonly #logger: Logger;
@@ -80,6 +81,7 @@ export class WhatsAppProvider implements Provider {
     this.#client = new GraphClient({ graphUrl: settings.graphUrl, apiVersion: settings.apiVersion, timeoutMs });
     this.submissionTimeoutMs = timeoutMs;
     this.#appId = settings.appId;
+    this.takesSampleUrls = settings.appId !== undefined;
     this.#allowPrivateSamples = options.allowPrivateSamples ?? false;
     this.#database = database;
     this.#logger = logger.child({ provider: 'whatsapp' });
