@@ -43,6 +43,8 @@ export interface Config {
     readonly apiVersion: string;
     readonly appSecret: string | undefined;
     readonly verifyToken: string | undefined;
+    /** The Meta app's id: media samples of templates are uploaded through it (Resumable Upload API). */
+    readonly appId: string | undefined;
   };
   readonly shutdownTimeoutMs: number;
   readonly http: {
@@ -241,6 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
       apiVersion: read(env, 'SVC_WHATSAPP_API_VERSION') ?? 'v23.0',
       appSecret: read(env, 'SVC_WHATSAPP_APP_SECRET'),
       verifyToken: read(env, 'SVC_WHATSAPP_VERIFY_TOKEN'),
+      appId: read(env, 'SVC_WHATSAPP_APP_ID'),
     },
     shutdownTimeoutMs: integer(env, 'SVC_SHUTDOWN_TIMEOUT_MS', 8000, 100, 60_000),
     http: httpLimits(env),

@@ -213,7 +213,7 @@ export interface paths {
         put?: never;
         /**
          * Register a template for provider review
-         * @description The template starts PENDING and becomes APPROVED or REJECTED when the provider has reviewed it. Each (name, language) pair can be registered once per project. The template is stored before it is submitted to the provider; if that submission fails, it is registered all the same (PENDING) and the review worker checks it with the provider. When the provider account cannot take templates (its business account is unknown: see `provider.problem` on GET /v1/projects/me), the answer is 422 provider_setup_incomplete.
+         * @description The template starts PENDING and becomes APPROVED or REJECTED when the provider has reviewed it. Each (name, language) pair can be registered once per project. The template is stored before it is submitted to the provider; if that submission fails, it is registered all the same (PENDING) and the review worker checks it with the provider. When the provider account cannot take templates (its business account is unknown: see `provider.problem` on GET /v1/projects/me), the answer is 422 provider_setup_incomplete. Components follow Meta’s template JSON: media (IMAGE, VIDEO, DOCUMENT, with a sample) and LOCATION headers, BUTTONS (QUICK_REPLY, URL, PHONE_NUMBER, COPY_CODE; OTP in AUTHENTICATION templates) and named parameters (`parameter_format: NAMED`). A sample given as `example.header_url` is downloaded by svc and uploaded to the provider; one that cannot be fetched or breaks a limit is 400 validation_failed naming it.
          */
         post: operations["createTemplate"];
         delete?: never;
@@ -474,7 +474,7 @@ export interface paths {
         put?: never;
         /**
          * Render a template with variables, without sending
-         * @description What a recipient would read, checked by the rules a send applies to its variables (400 validation_failed, 422 template_variables_mismatch). Works whatever the template’s status, so a template can be previewed while PENDING.
+         * @description What a recipient would see, checked by the rules a send applies to its values (400 validation_failed, 422 template_variables_mismatch): the header (text, media type and link, or location), body, footer and, for a rich template, its buttons with their resolved URL and payload. Takes the send’s `variables`, `headerVariables`, `headerMedia`, `headerLocation` and `buttons`. Works whatever the template’s status, so a template can be previewed while PENDING.
          */
         post: operations["previewTemplate"];
         delete?: never;
@@ -1272,21 +1272,18 @@ export interface components {
             revokedAt: string;
         };
         TemplateComponent: {
-            /** @description `OTP`. */
+            /** @description QUICK_REPLY, URL, PHONE_NUMBER or COPY_CODE. */
             type: string;
-            /** @description `COPY_CODE` or `ONE_TAP`. */
-            otp_type?: string;
-            /** @description Copy-code button label, 1–25 characters (Meta localises a default). */
-            text?: string;
-            /** @description ONE_TAP: autofill button label, 1–25 characters. */
-            autofill_text?: string;
-            /** @description ONE_TAP: the Android apps that receive the code. */
-            supported_apps?: {
-                /** @description Android package name, e.g. com.example.app. */
-                package_name: string;
-                /** @description The app signing key hash: 11 characters. */
-                signature_hash: string;
-            }[];
+            /** @description The label. */
+            text: string;
+            /** @description URL: the link opened, its {{1}} resolved. */
+            url?: string;
+            /** @description QUICK_REPLY: the payload a tap returns. */
+            payload?: string;
+            /** @description PHONE_NUMBER: the number called. */
+            phoneNumber?: string;
+            /** @description COPY_CODE: the code copied. */
+            couponCode?: string;
         };
         Template: {
             /** @example tpl_01jd2k3m4n5p6q7r8s9t0v1w2x */
@@ -1307,7 +1304,12 @@ export interface components {
             providerStatus: string;
             /** @description Why the provider put it in that status (a pause, a rejection’s details). */
             providerStatusReason?: string;
-            /** @description As submitted (an AUTHENTICATION template’s preset texts filled in where left out). */
+            /**
+             * @description POSITIONAL (`{{1}}`…) or NAMED (`{{first_name}}`…).
+             * @enum {unknown}
+             */
+            parameterFormat: "POSITIONAL" | "NAMED";
+            /** @description As submitted, buttons and examples included (an AUTHENTICATION template’s preset texts filled in where left out). */
             components: {
                 /** @enum {unknown} */
                 type: "HEADER" | "BODY" | "FOOTER" | "BUTTONS";
@@ -1315,19 +1317,59 @@ export interface components {
                  * @description On a HEADER only.
                  * @enum {unknown}
                  */
-                format?: "TEXT";
-                /** @description On HEADER, BODY and FOOTER. */
+                format?: "TEXT" | "IMAGE" | "VIDEO" | "DOCUMENT" | "LOCATION";
+                /** @description On a TEXT HEADER, BODY and FOOTER. */
                 text?: string;
-                /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape). Without them svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
+                /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape), or a media HEADER’s sample. Without placeholder examples svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
                 example?: {
-                    /** @description HEADER: the value of its placeholder. */
+                    /** @description TEXT HEADER: the value of its placeholder. */
                     header_text?: string[];
                     /** @description BODY: one list with a value per placeholder, in order, e.g. [["Ana", "#1001"]]. */
                     body_text?: string[][];
+                    /** @description TEXT HEADER of a NAMED template: [{ "param_name", "example" }]. */
+                    header_text_named_params?: {
+                        /** @description The parameter’s name, as in {{first_name}}. */
+                        param_name: string;
+                        /** @description A sample value. */
+                        example: string;
+                    }[];
+                    /** @description BODY of a NAMED template: one { "param_name", "example" } per parameter, e.g. [{"param_name": "first_name", "example": "Ana"}]. */
+                    body_text_named_params?: {
+                        /** @description The parameter’s name, as in {{first_name}}. */
+                        param_name: string;
+                        /** @description A sample value. */
+                        example: string;
+                    }[];
+                    /** @description IMAGE, VIDEO or DOCUMENT HEADER: the sample’s handle from the provider’s upload (Meta’s Resumable Upload API), one value. */
+                    header_handle?: string[];
+                    /** @description IMAGE, VIDEO or DOCUMENT HEADER: an https URL of the sample, one value. svc downloads it (image jpeg/png ≤ 5 MB, video mp4 ≤ 16 MB, document pdf ≤ 100 MB; public addresses only) and uploads it to the provider itself. */
+                    header_url?: string[];
                 };
                 add_security_recommendation?: boolean;
                 code_expiration_minutes?: number;
-                buttons?: components["schemas"]["TemplateComponent"][];
+                buttons?: {
+                    /** @description `QUICK_REPLY`, `URL`, `PHONE_NUMBER` or `COPY_CODE` (UTILITY and MARKETING), or `OTP` (AUTHENTICATION). At most 10 buttons, 2 URL, 1 PHONE_NUMBER and 1 COPY_CODE; quick replies grouped together. */
+                    type: string;
+                    /** @description The label, 1–25 characters (QUICK_REPLY, URL, PHONE_NUMBER; an OTP copy-code button’s own label, else Meta localises a default). */
+                    text?: string;
+                    /** @description URL: the link; it may end in one `{{1}}`, filled at each send (`buttons` of the send). */
+                    url?: string;
+                    /** @description PHONE_NUMBER: the number to call, E.164 (e.g. +15550051310). */
+                    phone_number?: string;
+                    /** @description URL with `{{1}}`: one sample value, e.g. ["1001"]. COPY_CODE: a sample code, 1–15 characters, e.g. "SAVE20". */
+                    example?: string | string[];
+                    /** @description OTP: `COPY_CODE` or `ONE_TAP`. */
+                    otp_type?: string;
+                    /** @description ONE_TAP: autofill button label, 1–25 characters. */
+                    autofill_text?: string;
+                    /** @description ONE_TAP: the Android apps that receive the code. */
+                    supported_apps?: {
+                        /** @description Android package name, e.g. com.example.app. */
+                        package_name: string;
+                        /** @description The app signing key hash: 11 characters. */
+                        signature_hash: string;
+                    }[];
+                }[];
             }[];
             /** @description Why the provider rejected it; only when REJECTED. */
             rejectionReason?: string;
@@ -1368,11 +1410,25 @@ export interface components {
             /** @description Meta’s trace id of the failed call, for a support escalation. */
             fbtraceId?: string;
         };
-        /** @description What the recipient reads: the template rendered with the variables. */
+        /** @description What the recipient sees: the template rendered with the variables; for a rich template, the header’s media type and link (or location) and the buttons with their resolved URL and payload. */
         MessageContent: {
-            header?: string;
+            header?: string | {
+                /** @enum {unknown} */
+                type: "IMAGE" | "VIDEO" | "DOCUMENT";
+                link: string;
+                filename?: string;
+            } | {
+                /** @enum {string} */
+                type: "LOCATION";
+                latitude: number;
+                longitude: number;
+                name?: string;
+                address?: string;
+            };
             body: string;
             footer?: string;
+            /** @description A rich template’s buttons, in its order. */
+            buttons?: components["schemas"]["TemplateComponent"][];
         };
         Message: {
             /** @example msg_01jd2k3m4n5p6q7r8s9t0v1w2x */
@@ -2491,6 +2547,8 @@ export interface operations {
                      * @example UTILITY
                      */
                     category: string;
+                    /** @description `POSITIONAL` (the default: `{{1}}`, `{{2}}`…) or `NAMED` (`{{first_name}}`: lowercase letters, digits and underscores; examples in `body_text_named_params` / `header_text_named_params`). A URL button’s `{{1}}` is positional either way. */
+                    parameter_format?: string;
                     /**
                      * @example [
                      *       {
@@ -2508,25 +2566,65 @@ export interface operations {
                      *     ]
                      */
                     components: {
-                        /** @description `HEADER`, `BODY` or `FOOTER`, and `BUTTONS` in an AUTHENTICATION template; exactly one BODY, at most one of the others. */
+                        /** @description `HEADER`, `BODY`, `FOOTER` or `BUTTONS`; exactly one BODY, at most one of the others. */
                         type: string;
-                        /** @description HEADER only: `TEXT`, the only kind supported (a HEADER without it is TEXT). */
+                        /** @description HEADER only: `TEXT` (a HEADER without it is TEXT), `IMAGE`, `VIDEO` or `DOCUMENT` (with a sample in `example.header_handle` or `example.header_url`; the media is given at each send) or `LOCATION` (given at each send). */
                         format?: string;
-                        /** @description BODY 1–1024 characters, HEADER and FOOTER 1–60. Placeholders `{{1}}`, `{{2}}`, … numbered without gaps in each component; at most one in a HEADER, none in a FOOTER. Required except in an AUTHENTICATION template, whose texts are Meta’s preset (svc fills them in). */
+                        /** @description BODY 1–1024 characters, TEXT HEADER and FOOTER 1–60. Placeholders `{{1}}`, `{{2}}`, … numbered without gaps in each component (or named, `{{first_name}}`, with `parameter_format: NAMED`); at most one in a HEADER, none in a FOOTER. Required except in an AUTHENTICATION template, whose texts are Meta’s preset (svc fills them in), and in a media or LOCATION HEADER. */
                         text?: string;
-                        /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape). Without them svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
+                        /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape), or a media HEADER’s sample. Without placeholder examples svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
                         example?: {
-                            /** @description HEADER: the value of its placeholder. */
+                            /** @description TEXT HEADER: the value of its placeholder. */
                             header_text?: string[];
                             /** @description BODY: one list with a value per placeholder, in order, e.g. [["Ana", "#1001"]]. */
                             body_text?: string[][];
+                            /** @description TEXT HEADER of a NAMED template: [{ "param_name", "example" }]. */
+                            header_text_named_params?: {
+                                /** @description The parameter’s name, as in {{first_name}}. */
+                                param_name: string;
+                                /** @description A sample value. */
+                                example: string;
+                            }[];
+                            /** @description BODY of a NAMED template: one { "param_name", "example" } per parameter, e.g. [{"param_name": "first_name", "example": "Ana"}]. */
+                            body_text_named_params?: {
+                                /** @description The parameter’s name, as in {{first_name}}. */
+                                param_name: string;
+                                /** @description A sample value. */
+                                example: string;
+                            }[];
+                            /** @description IMAGE, VIDEO or DOCUMENT HEADER: the sample’s handle from the provider’s upload (Meta’s Resumable Upload API), one value. */
+                            header_handle?: string[];
+                            /** @description IMAGE, VIDEO or DOCUMENT HEADER: an https URL of the sample, one value. svc downloads it (image jpeg/png ≤ 5 MB, video mp4 ≤ 16 MB, document pdf ≤ 100 MB; public addresses only) and uploads it to the provider itself. */
+                            header_url?: string[];
                         };
                         /** @description AUTHENTICATION BODY: add "For your security, do not share this code." */
                         add_security_recommendation?: boolean;
                         /** @description AUTHENTICATION FOOTER (required there): the code expires in this many minutes, 1–90. */
                         code_expiration_minutes?: number;
-                        /** @description AUTHENTICATION BUTTONS: exactly one OTP button, COPY_CODE or ONE_TAP. */
-                        buttons?: components["schemas"]["TemplateComponent"][];
+                        /** @description BUTTONS: 1–10 buttons in Meta’s shape; an AUTHENTICATION template has exactly one OTP button, COPY_CODE or ONE_TAP. */
+                        buttons?: {
+                            /** @description `QUICK_REPLY`, `URL`, `PHONE_NUMBER` or `COPY_CODE` (UTILITY and MARKETING), or `OTP` (AUTHENTICATION). At most 10 buttons, 2 URL, 1 PHONE_NUMBER and 1 COPY_CODE; quick replies grouped together. */
+                            type: string;
+                            /** @description The label, 1–25 characters (QUICK_REPLY, URL, PHONE_NUMBER; an OTP copy-code button’s own label, else Meta localises a default). */
+                            text?: string;
+                            /** @description URL: the link; it may end in one `{{1}}`, filled at each send (`buttons` of the send). */
+                            url?: string;
+                            /** @description PHONE_NUMBER: the number to call, E.164 (e.g. +15550051310). */
+                            phone_number?: string;
+                            /** @description URL with `{{1}}`: one sample value, e.g. ["1001"]. COPY_CODE: a sample code, 1–15 characters, e.g. "SAVE20". */
+                            example?: string | string[];
+                            /** @description OTP: `COPY_CODE` or `ONE_TAP`. */
+                            otp_type?: string;
+                            /** @description ONE_TAP: autofill button label, 1–25 characters. */
+                            autofill_text?: string;
+                            /** @description ONE_TAP: the Android apps that receive the code. */
+                            supported_apps?: {
+                                /** @description Android package name, e.g. com.example.app. */
+                                package_name: string;
+                                /** @description The app signing key hash: 11 characters. */
+                                signature_hash: string;
+                            }[];
+                        }[];
                     }[];
                 };
             };
@@ -2711,7 +2809,12 @@ export interface operations {
                         providerStatus: string;
                         /** @description Why the provider put it in that status (a pause, a rejection’s details). */
                         providerStatusReason?: string;
-                        /** @description As submitted (an AUTHENTICATION template’s preset texts filled in where left out). */
+                        /**
+                         * @description POSITIONAL (`{{1}}`…) or NAMED (`{{first_name}}`…).
+                         * @enum {unknown}
+                         */
+                        parameterFormat: "POSITIONAL" | "NAMED";
+                        /** @description As submitted, buttons and examples included (an AUTHENTICATION template’s preset texts filled in where left out). */
                         components: {
                             /** @enum {unknown} */
                             type: "HEADER" | "BODY" | "FOOTER" | "BUTTONS";
@@ -2719,19 +2822,59 @@ export interface operations {
                              * @description On a HEADER only.
                              * @enum {unknown}
                              */
-                            format?: "TEXT";
-                            /** @description On HEADER, BODY and FOOTER. */
+                            format?: "TEXT" | "IMAGE" | "VIDEO" | "DOCUMENT" | "LOCATION";
+                            /** @description On a TEXT HEADER, BODY and FOOTER. */
                             text?: string;
-                            /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape). Without them svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
+                            /** @description Example values for the placeholders, as Meta requires for review (Meta’s shape), or a media HEADER’s sample. Without placeholder examples svc sends language-neutral numbers (1111, 2222, …); realistic examples in the template’s language review better. */
                             example?: {
-                                /** @description HEADER: the value of its placeholder. */
+                                /** @description TEXT HEADER: the value of its placeholder. */
                                 header_text?: string[];
                                 /** @description BODY: one list with a value per placeholder, in order, e.g. [["Ana", "#1001"]]. */
                                 body_text?: string[][];
+                                /** @description TEXT HEADER of a NAMED template: [{ "param_name", "example" }]. */
+                                header_text_named_params?: {
+                                    /** @description The parameter’s name, as in {{first_name}}. */
+                                    param_name: string;
+                                    /** @description A sample value. */
+                                    example: string;
+                                }[];
+                                /** @description BODY of a NAMED template: one { "param_name", "example" } per parameter, e.g. [{"param_name": "first_name", "example": "Ana"}]. */
+                                body_text_named_params?: {
+                                    /** @description The parameter’s name, as in {{first_name}}. */
+                                    param_name: string;
+                                    /** @description A sample value. */
+                                    example: string;
+                                }[];
+                                /** @description IMAGE, VIDEO or DOCUMENT HEADER: the sample’s handle from the provider’s upload (Meta’s Resumable Upload API), one value. */
+                                header_handle?: string[];
+                                /** @description IMAGE, VIDEO or DOCUMENT HEADER: an https URL of the sample, one value. svc downloads it (image jpeg/png ≤ 5 MB, video mp4 ≤ 16 MB, document pdf ≤ 100 MB; public addresses only) and uploads it to the provider itself. */
+                                header_url?: string[];
                             };
                             add_security_recommendation?: boolean;
                             code_expiration_minutes?: number;
-                            buttons?: components["schemas"]["TemplateComponent"][];
+                            buttons?: {
+                                /** @description `QUICK_REPLY`, `URL`, `PHONE_NUMBER` or `COPY_CODE` (UTILITY and MARKETING), or `OTP` (AUTHENTICATION). At most 10 buttons, 2 URL, 1 PHONE_NUMBER and 1 COPY_CODE; quick replies grouped together. */
+                                type: string;
+                                /** @description The label, 1–25 characters (QUICK_REPLY, URL, PHONE_NUMBER; an OTP copy-code button’s own label, else Meta localises a default). */
+                                text?: string;
+                                /** @description URL: the link; it may end in one `{{1}}`, filled at each send (`buttons` of the send). */
+                                url?: string;
+                                /** @description PHONE_NUMBER: the number to call, E.164 (e.g. +15550051310). */
+                                phone_number?: string;
+                                /** @description URL with `{{1}}`: one sample value, e.g. ["1001"]. COPY_CODE: a sample code, 1–15 characters, e.g. "SAVE20". */
+                                example?: string | string[];
+                                /** @description OTP: `COPY_CODE` or `ONE_TAP`. */
+                                otp_type?: string;
+                                /** @description ONE_TAP: autofill button label, 1–25 characters. */
+                                autofill_text?: string;
+                                /** @description ONE_TAP: the Android apps that receive the code. */
+                                supported_apps?: {
+                                    /** @description Android package name, e.g. com.example.app. */
+                                    package_name: string;
+                                    /** @description The app signing key hash: 11 characters. */
+                                    signature_hash: string;
+                                }[];
+                            }[];
                         }[];
                         /** @description Why the provider rejected it; only when REJECTED. */
                         rejectionReason?: string;
@@ -3120,13 +3263,38 @@ export interface operations {
                     template: string;
                     /** @description Must be the language the template was approved in. */
                     language: string;
-                    /** @description BODY placeholder values: "1" fills {{1}}, and so on. */
+                    /** @description BODY placeholder values: "1" fills {{1}}, and so on; for a NAMED template, by name ("first_name" fills {{first_name}}). */
                     variables?: {
                         [key: string]: string;
                     };
-                    /** @description HEADER placeholder values, the same way. */
+                    /** @description TEXT HEADER placeholder values, the same way. */
                     headerVariables?: {
                         [key: string]: string;
+                    };
+                    /** @description The media of an IMAGE, VIDEO or DOCUMENT header: required exactly when the template has one (422 template_variables_mismatch otherwise). */
+                    headerMedia?: {
+                        /** @description An https URL the provider fetches the media from. */
+                        link: string;
+                        /** @description DOCUMENT: the file name the recipient sees. */
+                        filename?: string;
+                    };
+                    /** @description The place of a LOCATION header: required exactly when the template has one. */
+                    headerLocation?: {
+                        latitude: number;
+                        longitude: number;
+                        name?: string;
+                        address?: string;
+                    };
+                    /** @description Button values by the button’s index in the template ("0", "1"…): `{ "text" }` for a URL button’s `{{1}}`, `{ "payload" }` for a QUICK_REPLY, `{ "couponCode" }` for COPY_CODE. A key naming no such button, or a missing required value, is 422 template_variables_mismatch. */
+                    buttons?: {
+                        [key: string]: {
+                            /** @description URL button: the value of its `{{1}}` (required when its url has one). */
+                            text?: string;
+                            /** @description QUICK_REPLY: the payload returned on a tap (default: the button’s text). */
+                            payload?: string;
+                            /** @description COPY_CODE: the code copied (required). */
+                            couponCode?: string;
+                        };
                     };
                     /**
                      * Format: date-time
@@ -3451,13 +3619,38 @@ export interface operations {
                     items: {
                         /** @description E.164 with the leading +. */
                         to: string;
-                        /** @description BODY placeholder values: "1" fills {{1}}, and so on. */
+                        /** @description BODY placeholder values: "1" fills {{1}}, and so on; for a NAMED template, by name ("first_name" fills {{first_name}}). */
                         variables?: {
                             [key: string]: string;
                         };
-                        /** @description HEADER placeholder values, the same way. */
+                        /** @description TEXT HEADER placeholder values, the same way. */
                         headerVariables?: {
                             [key: string]: string;
+                        };
+                        /** @description The media of an IMAGE, VIDEO or DOCUMENT header: required exactly when the template has one (422 template_variables_mismatch otherwise). */
+                        headerMedia?: {
+                            /** @description An https URL the provider fetches the media from. */
+                            link: string;
+                            /** @description DOCUMENT: the file name the recipient sees. */
+                            filename?: string;
+                        };
+                        /** @description The place of a LOCATION header: required exactly when the template has one. */
+                        headerLocation?: {
+                            latitude: number;
+                            longitude: number;
+                            name?: string;
+                            address?: string;
+                        };
+                        /** @description Button values by the button’s index in the template ("0", "1"…): `{ "text" }` for a URL button’s `{{1}}`, `{ "payload" }` for a QUICK_REPLY, `{ "couponCode" }` for COPY_CODE. A key naming no such button, or a missing required value, is 422 template_variables_mismatch. */
+                        buttons?: {
+                            [key: string]: {
+                                /** @description URL button: the value of its `{{1}}` (required when its url has one). */
+                                text?: string;
+                                /** @description QUICK_REPLY: the payload returned on a tap (default: the button’s text). */
+                                payload?: string;
+                                /** @description COPY_CODE: the code copied (required). */
+                                couponCode?: string;
+                            };
                         };
                         /**
                          * Format: date-time
@@ -4027,13 +4220,38 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description BODY placeholder values: "1" fills {{1}}, and so on. */
+                    /** @description BODY placeholder values: "1" fills {{1}}, and so on; for a NAMED template, by name ("first_name" fills {{first_name}}). */
                     variables?: {
                         [key: string]: string;
                     };
-                    /** @description HEADER placeholder values, the same way. */
+                    /** @description TEXT HEADER placeholder values, the same way. */
                     headerVariables?: {
                         [key: string]: string;
+                    };
+                    /** @description The media of an IMAGE, VIDEO or DOCUMENT header: required exactly when the template has one (422 template_variables_mismatch otherwise). */
+                    headerMedia?: {
+                        /** @description An https URL the provider fetches the media from. */
+                        link: string;
+                        /** @description DOCUMENT: the file name the recipient sees. */
+                        filename?: string;
+                    };
+                    /** @description The place of a LOCATION header: required exactly when the template has one. */
+                    headerLocation?: {
+                        latitude: number;
+                        longitude: number;
+                        name?: string;
+                        address?: string;
+                    };
+                    /** @description Button values by the button’s index in the template ("0", "1"…): `{ "text" }` for a URL button’s `{{1}}`, `{ "payload" }` for a QUICK_REPLY, `{ "couponCode" }` for COPY_CODE. A key naming no such button, or a missing required value, is 422 template_variables_mismatch. */
+                    buttons?: {
+                        [key: string]: {
+                            /** @description URL button: the value of its `{{1}}` (required when its url has one). */
+                            text?: string;
+                            /** @description QUICK_REPLY: the payload returned on a tap (default: the button’s text). */
+                            payload?: string;
+                            /** @description COPY_CODE: the code copied (required). */
+                            couponCode?: string;
+                        };
                     };
                 };
             };
@@ -4049,9 +4267,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        header: string | null;
+                        /** @description A TEXT header rendered, a media header’s type and link, a LOCATION header’s place; null without a header. */
+                        header: string | {
+                            /** @enum {unknown} */
+                            type: "IMAGE" | "VIDEO" | "DOCUMENT";
+                            link: string;
+                            filename?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "LOCATION";
+                            latitude: number;
+                            longitude: number;
+                            name?: string;
+                            address?: string;
+                        } | null;
                         body: string;
                         footer: string | null;
+                        /** @description A rich template’s buttons with their resolved URL and payload. */
+                        buttons?: components["schemas"]["TemplateComponent"][];
                     };
                 };
             };

@@ -16,8 +16,14 @@ export interface BatchItem {
   to: string;
   variables?: Record<string, string>;
   headerVariables?: Record<string, string>;
+  headerMedia?: { link: string; filename?: string };
+  headerLocation?: { latitude: number; longitude: number; name?: string; address?: string };
+  buttons?: Record<string, { text?: string; payload?: string; couponCode?: string }>;
   sendAt?: string;
 }
+
+/** The value a template's button takes at a send, by its index: what a `button.N` column fills. */
+export type ButtonField = 'text' | 'payload' | 'couponCode';
 
 export interface CsvRow {
   /** The row's number as a spreadsheet shows it (the header is row 1). */
@@ -57,10 +63,56 @@ export interface BatchState {
   chunks: Record<string, ChunkResult>;
 }
 
-const COLUMN = /^(?:to|send_?at|[1-9][0-9]{0,2}|header\.[1-9][0-9]{0,2})$/i;
+// Body and header variables by number or (NAMED templates) by name; a media header's link and file
+// name; a LOCATION header's place; button values by the button's index (`button.0`, its field
+// found from the template, or spelt out: `button.0.payload`).
+const COLUMN =
+  /^(?:to|send_?at|[1-9][0-9]{0,2}|(?![0-9]+$)[a-z0-9_]{1,100}|header\.(?:[1-9][0-9]{0,2}|(?![0-9]+$)[a-z0-9_]{1,100})|button\.(?:0|[1-9][0-9]?)(?:\.(?:text|payload|couponcode))?)$/i;
 
-/** The CSV's rows as batch items: a `to` column, `1`, `2`, … for the body, `header.1` for the header, optional `sendAt`. */
-export function rowsOf(text: string): CsvRow[] {
+/** The `button.N` columns that need the template to say which value they are (no field spelt out). */
+export function bareButtonColumns(text: string): number[] {
+  const header = text.split(/\r?\n/, 1)[0] ?? '';
+  return header
+    .replace(/^\uFEFF/, '')
+    .split(',')
+    .map((name) => /^button\.(0|[1-9][0-9]?)$/i.exec(name.trim().replace(/^"|"$/g, ''))?.[1])
+    .filter((index): index is string => index !== undefined)
+    .map(Number);
+}
+
+function numberOf(value: string, column: string, row: number): number {
+  const number = Number(value);
+  if (value === '' || !Number.isFinite(number)) throw usageError(`CSV row ${row}: ${column} must be a number, got "${value}"`);
+  return number;
+}
+
+/** One cell into its place in the item (the cell is not empty). */
+function fill(item: BatchItem, name: string, value: string, row: number, buttonFields: ReadonlyMap<number, ButtonField>): void {
+  if (name === 'sendat' || name === 'send_at') item.sendAt = value;
+  else if (name === 'header.media') (item.headerMedia ??= { link: '' }).link = value;
+  else if (name === 'header.filename') (item.headerMedia ??= { link: '' }).filename = value;
+  else if (name === 'header.latitude') (item.headerLocation ??= { latitude: 0, longitude: 0 }).latitude = numberOf(value, name, row);
+  else if (name === 'header.longitude') (item.headerLocation ??= { latitude: 0, longitude: 0 }).longitude = numberOf(value, name, row);
+  else if (name === 'header.name' || name === 'header.address') {
+    (item.headerLocation ??= { latitude: 0, longitude: 0 })[name === 'header.name' ? 'name' : 'address'] = value;
+  } else if (name.startsWith('button.')) {
+    const [, index, spelt] = name.split('.');
+    const field: ButtonField | undefined =
+      spelt === undefined ? buttonFields.get(Number(index)) : spelt === 'couponcode' ? 'couponCode' : (spelt as ButtonField);
+    if (field === undefined) throw usageError(`the template has no button ${index} that takes a value (column button.${index})`);
+    ((item.buttons ??= {})[index!] ??= {})[field] = value;
+  } else if (name.startsWith('header.')) (item.headerVariables ??= {})[name.slice('header.'.length)] = value;
+  else (item.variables ??= {})[name] = value;
+}
+
+/**
+ * The CSV's rows as batch items: a `to` column; `1`, `2`, … (or names) for the body; `header.1`
+ * (or `header.<name>`) for a TEXT header; `header.media` and `header.filename` for a media header;
+ * `header.latitude`, `header.longitude`, `header.name`, `header.address` for a LOCATION header;
+ * `button.0`, `button.1`… for button values (`buttonFields`: what each button of the template
+ * takes); optional `sendAt`.
+ */
+export function rowsOf(text: string, buttonFields: ReadonlyMap<number, ButtonField> = new Map()): CsvRow[] {
   let records: string[][];
   try {
     records = parseCsv(text);
@@ -73,9 +125,13 @@ export function rowsOf(text: string): CsvRow[] {
   const columns = header.map((name) => name.trim());
   const unknown = columns.filter((name) => !COLUMN.test(name));
   if (unknown.length > 0) {
-    throw usageError(`unknown CSV columns: ${unknown.join(', ')} (use to, 1, 2, …, header.1, sendAt)`);
+    throw usageError(
+      `unknown CSV columns: ${unknown.join(', ')} (use to, 1, 2, … or names, header.1, header.media, header.filename, ` +
+        'header.latitude, header.longitude, header.name, header.address, button.0, …, sendAt)',
+    );
   }
-  if (!columns.some((name) => name.toLowerCase() === 'to')) throw usageError('the CSV needs a "to" column');
+  if (!columns.some((name) => name.toLowerCase() === 'to')) throw usageError(`the CSV needs a "to" column (it has ${columns.join(', ')})`);
+
   if (new Set(columns.map((name) => name.toLowerCase())).size !== columns.length) throw usageError('the CSV repeats a column');
   if (data.length === 0) throw usageError('the CSV has a header but no rows');
   return data.map((cells, index) => {
@@ -87,10 +143,7 @@ export function rowsOf(text: string): CsvRow[] {
       const value = cells[position]!.trim();
       const name = column.toLowerCase();
       if (name === 'to') item.to = value;
-      else if (value === '') return;
-      else if (name === 'sendat' || name === 'send_at') item.sendAt = value;
-      else if (name.startsWith('header.')) (item.headerVariables ??= {})[name.slice('header.'.length)] = value;
-      else (item.variables ??= {})[name] = value;
+      else if (value !== '') fill(item, name, value, index + 2, buttonFields);
     });
     return { row: index + 2, item };
   });

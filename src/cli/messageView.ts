@@ -25,6 +25,13 @@ export function statusLine(status: string, at: string, message: Message): string
   return `  ${status.padEnd(9)} ${shortTime(at)}${why}`;
 }
 
+/** A TEXT header as written; a rich template's media or location header named. */
+function headerLine(header: NonNullable<Message['content']['header']>): string {
+  if (typeof header === 'string') return header;
+  if (header.type === 'LOCATION') return `location ${header.latitude}, ${header.longitude}${header.name ? ` (${header.name})` : ''}`;
+  return `${header.type.toLowerCase()} ${header.link}`;
+}
+
 export function describeMessage(message: Message): string {
   const lines = [
     `${message.id}  ${message.status}`,
@@ -32,9 +39,10 @@ export function describeMessage(message: Message): string {
     `  template:  ${message.template} (${message.language})`,
     ...(message.batchId ? [`  batch:     ${message.batchId}`] : []),
     ...(message.scheduledFor ? [`  scheduled: ${shortTime(message.scheduledFor)}`] : []),
-    ...(message.content.header ? [`  header:    ${message.content.header}`] : []),
+    ...(message.content.header ? [`  header:    ${headerLine(message.content.header)}`] : []),
     `  body:      ${message.content.body}`,
     ...(message.content.footer ? [`  footer:    ${message.content.footer}`] : []),
+    ...(message.content.buttons ?? []).map((button) => `  button:    ${button.text}${button.url ? ` → ${button.url}` : ''}`),
     ...(message.providerMessageId ? [`  provider:  ${message.providerMessageId}`] : []),
     '  timeline:',
     ...timelineOf(message).map((step) => statusLine(step.status, step.at, message)),

@@ -14,6 +14,8 @@ import {
   MAX_CHUNK,
   type RejectedRow,
   rowsOf,
+  bareButtonColumns,
+  type ButtonField,
   saveState,
   statePathFor,
 } from './csvBatch.ts';
@@ -115,6 +117,25 @@ async function follow(out: Output, api: Session, first: Message, timeoutMs: numb
   }
 }
 
+/**
+ * What each button of the template takes at a send, by index (a `button.N` column's value): the
+ * template is looked up by name and language through the API.
+ */
+async function buttonFieldsOf(api: Session, name: string, language: string): Promise<Map<number, ButtonField>> {
+  for await (const template of api.paginate('/v1/templates', { limit: 200 })) {
+    if (template.name !== name || template.language !== language) continue;
+    const buttons = template.components.find((component) => component.type === 'BUTTONS')?.buttons ?? [];
+    const fields = new Map<number, ButtonField>();
+    buttons.forEach((button, index) => {
+      if (button.type === 'URL' && button.url?.endsWith('{{1}}')) fields.set(index, 'text');
+      if (button.type === 'QUICK_REPLY') fields.set(index, 'payload');
+      if (button.type === 'COPY_CODE') fields.set(index, 'couponCode');
+    });
+    return fields;
+  }
+  throw usageError(`no template '${name}' (${language}) in this project: its buttons say what the button.N columns fill`);
+}
+
 /** POSTs one chunk with its key; an answer still being made under the same key (409) is waited for. */
 async function sendChunk(api: Session, settings: BatchSettings, items: BatchItem[], key: string) {
   const body = {
@@ -144,7 +165,10 @@ async function sendCsv(out: Output, options: SendOptions): Promise<void> {
   } catch (error) {
     throw usageError(`cannot read ${options.csv}: ${(error as Error).message}`);
   }
-  const rows = rowsOf(content.toString('utf8'));
+  const text = content.toString('utf8');
+  // `button.N` columns: the template says which value each fills (a lookup only then).
+  const buttonFields = bareButtonColumns(text).length > 0 ? await buttonFieldsOf(signedIn(), options.template, options.language) : new Map();
+  const rows = rowsOf(text, buttonFields);
   const settings: BatchSettings = {
     template: options.template,
     language: options.language,

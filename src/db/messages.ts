@@ -16,7 +16,9 @@ export interface NewMessage {
   variables: Record<string, string>;
   headerVariables?: Record<string, string>;
   /** What the recipient reads. */
-  content: { header?: string; body: string; footer?: string };
+  content: object;
+  /** JSON RichSendParameters of a rich template's message; absent for the spec's templates. */
+  richParameters?: string;
   /** Epoch ms: not submitted before then. */
   sendAt?: number;
   batchId?: string;
@@ -50,6 +52,7 @@ export function queuedMessageRow(message: NewMessage, now: number): MessageRow {
     scheduled_for: message.sendAt ?? null,
     canceled_at: null,
     batch_id: message.batchId ?? null,
+    rich_parameters: message.richParameters ?? null,
   };
 }
 
@@ -82,6 +85,7 @@ const MESSAGE_COLUMNS: readonly (readonly [keyof MessageRow, string])[] = [
   ['scheduled_for', 'bigint'],
   ['canceled_at', 'bigint'],
   ['batch_id', 'text'],
+  ['rich_parameters', 'text'],
 ];
 
 const EVENT_COLUMNS: readonly (readonly [keyof MessageEventRow, string])[] = [

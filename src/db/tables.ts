@@ -66,6 +66,8 @@ export interface TemplatesTable {
   category_history: string | null;
   /** JSON { category, effectiveAt }: a category change the provider announced ahead. */
   upcoming_category: string | null;
+  /** NAMED for named parameters; null: POSITIONAL. */
+  parameter_format?: string | null;
 }
 
 export interface TemplateStatusEventsTable {
@@ -112,6 +114,8 @@ export interface MessagesTable {
   canceled_at: number | null;
   /** The batch (batches.id) it was accepted in; null for a single send. */
   batch_id: string | null;
+  /** JSON RichSendParameters (providers/provider.ts): what a rich template sends beside its variables; null otherwise. */
+  rich_parameters: string | null;
 }
 
 export interface BatchesTable {

@@ -7,10 +7,15 @@
 // recipient as literal text: `{{0}}`, `{{01}}`, `{{ 1 }}`, `{{name}}`, `{{}}`, `{{1}`, `{1}}`,
 // `{{{1}}}`, a lone `{{` or `}}`, and `{1}` (single braces around a number). Other single braces,
 // as in `{note}`, are ordinary text.
+//
+// A template with `parameter_format: NAMED` names its placeholders instead (Meta's named
+// parameters): `{{first_name}}`, lowercase letters, digits and underscores (not digits alone);
+// each name is one value wherever it is used, and there is no numbering to keep.
 
 import type { FieldError } from './fieldError.ts';
 
 export type TextComponentType = 'HEADER' | 'BODY' | 'FOOTER';
+export type PlaceholderFormat = 'POSITIONAL' | 'NAMED';
 
 /** Text limits in characters (Unicode code points, as the provider counts them). */
 export const MAX_TEXT_LENGTH: Readonly<Record<TextComponentType, number>> = { HEADER: 60, BODY: 1024, FOOTER: 60 };
@@ -18,7 +23,10 @@ export const MAX_HEADER_PLACEHOLDERS = 1;
 const MAX_PLACEHOLDER_DIGITS = 4;
 
 export interface PlaceholderMatch {
+  /** 0 for a named placeholder. */
   number: number;
+  /** The name of a named placeholder; its number as a string for a positional one. */
+  key: string;
   /** Where `{{n}}` starts and ends (exclusive) in the text. */
   start: number;
   end: number;
@@ -29,6 +37,8 @@ type Token = PlaceholderMatch & { problem?: string; raw: string };
 // A run of opening braces, text without braces, a run of closing braces; or a lone `{{` / `}}`.
 const BRACES = /\{+[^{}]*\}+|\{\{+|\}\}+/g;
 const PLACEHOLDER_NUMBER = new RegExp(`^[1-9][0-9]{0,${MAX_PLACEHOLDER_DIGITS - 1}}$`);
+/** A named parameter: lowercase letters, digits and underscores, not digits alone. */
+export const PARAMETER_NAME = /^(?![0-9]+$)[a-z0-9_]{1,100}$/;
 
 export function excerpt(value: string, max = 40): string {
   const chars = [...value];
@@ -36,44 +46,66 @@ export function excerpt(value: string, max = 40): string {
 }
 
 /** Classifies one brace group; undefined when it is ordinary text such as `{note}`. */
-function tokenOf(raw: string, start: number): Token | undefined {
+function tokenOf(raw: string, start: number, format: PlaceholderFormat = 'POSITIONAL'): Token | undefined {
   const open = /^\{*/.exec(raw)![0].length;
   const close = /\}*$/.exec(raw)![0].length;
   const inner = raw.slice(open, raw.length - close);
   const end = start + raw.length;
   const shown = `"${excerpt(raw)}"`;
+  const key = '';
   if (open === 1 && close === 1) {
     if (!/^\s*[0-9]+\s*$/.test(inner)) return undefined;
-    return { number: 0, start, end, raw, problem: `${shown} has single braces; write {{${inner.trim()}}}.` };
+    return { number: 0, key, start, end, raw, problem: `${shown} has single braces; write {{${inner.trim()}}}.` };
   }
   if (open !== 2 || close !== 2) {
     const problem = `${shown} has unbalanced braces; a placeholder is two braces each side, like {{1}}.`;
-    return { number: 0, start, end, raw, problem };
+    return { number: 0, key, start, end, raw, problem };
   }
-  if (PLACEHOLDER_NUMBER.test(inner)) return { number: Number(inner), start, end, raw };
+  if (format === 'NAMED') return namedTokenOf(inner, shown, start, end, raw);
+  if (PLACEHOLDER_NUMBER.test(inner)) return { number: Number(inner), key: inner, start, end, raw };
   let problem: string;
   if (inner.trim() === '') problem = `${shown} is empty; put a number inside, like {{1}}.`;
   else if (/^\s+[0-9]+\s*$|^\s*[0-9]+\s+$/.test(inner)) problem = `${shown} has spaces; write {{${inner.trim()}}}.`;
   else if (/^0[0-9]*$/.test(inner)) problem = `${shown} is not allowed; placeholders count from {{1}}, without leading zeros.`;
   else if (/^[0-9]+$/.test(inner)) problem = `${shown} is out of range; placeholders count from {{1}}, without gaps.`;
   else problem = `${shown} is not a placeholder; placeholders are numbered, like {{1}}, {{2}}.`;
-  return { number: 0, start, end, raw, problem };
+  return { number: 0, key: '', start, end, raw, problem };
 }
 
-function tokensOf(text: string): Token[] {
+function namedTokenOf(inner: string, shown: string, start: number, end: number, raw: string): Token {
+  if (PARAMETER_NAME.test(inner)) return { number: 0, key: inner, start, end, raw };
+  let problem: string;
+  if (inner.trim() === '') problem = `${shown} is empty; put a name inside, like {{first_name}}.`;
+  else if (inner.trim() !== inner) problem = `${shown} has spaces; write {{${inner.trim()}}}.`;
+  else if (/^[0-9]+$/.test(inner)) {
+    problem = `${shown} is numbered, but this template's parameter_format is NAMED: name it, like {{first_name}}.`;
+  } else problem = `${shown} is not a parameter name: use lowercase letters, digits and underscores, like {{first_name}}.`;
+  return { number: 0, key: '', start, end, raw, problem };
+}
+
+function tokensOf(text: string, format: PlaceholderFormat = 'POSITIONAL'): Token[] {
   const tokens: Token[] = [];
   for (const match of text.matchAll(BRACES)) {
-    const token = tokenOf(match[0], match.index);
+    const token = tokenOf(match[0], match.index, format);
     if (token) tokens.push(token);
   }
   return tokens;
 }
 
 /** Every well-formed placeholder, in order of appearance (repeats included). */
-export function findPlaceholders(text: string): PlaceholderMatch[] {
-  return tokensOf(text)
+export function findPlaceholders(text: string, format: PlaceholderFormat = 'POSITIONAL'): PlaceholderMatch[] {
+  return tokensOf(text, format)
     .filter((token) => token.problem === undefined)
-    .map(({ number, start, end }) => ({ number, start, end }));
+    .map(({ number, key, start, end }) => ({ number, key, start, end }));
+}
+
+/**
+ * The keys a text's placeholders take their values from: "1", "2"… ascending (POSITIONAL), or
+ * the names in order of first use (NAMED).
+ */
+export function placeholderKeys(text: string, format: PlaceholderFormat = 'POSITIONAL'): string[] {
+  if (format === 'POSITIONAL') return parsePlaceholders(text).map(String);
+  return [...new Set(findPlaceholders(text, format).map((match) => match.key))];
 }
 
 /** The distinct placeholder numbers a text uses, ascending: `"{{2}} {{1}} {{2}}"` → `[1, 2]`. */
@@ -90,11 +122,11 @@ export function placeholderCount(text: string): number {
  * Replaces each `{{n}}` with `values[String(n)]`, in one pass (a value that itself looks like a
  * placeholder is not expanded). A placeholder without a value is left as written.
  */
-export function renderText(text: string, values: Readonly<Record<string, string>>): string {
+export function renderText(text: string, values: Readonly<Record<string, string>>, format: PlaceholderFormat = 'POSITIONAL'): string {
   return text.replace(BRACES, (raw, start: number) => {
-    const token = tokenOf(raw, start);
+    const token = tokenOf(raw, start, format);
     if (token === undefined || token.problem !== undefined) return raw;
-    const key = String(token.number);
+    const key = token.key;
     return Object.hasOwn(values, key) ? values[key]! : raw;
   });
 }
@@ -108,13 +140,13 @@ export function quoted(value: string): string {
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 
-function list(numbers: number[]): string {
-  const shown = numbers.slice(0, 5).map((n) => `{{${n}}}`);
-  return shown.join(', ') + (numbers.length > 5 ? ', …' : '');
+function list(keys: (number | string)[]): string {
+  const shown = keys.slice(0, 5).map((n) => `{{${n}}}`);
+  return shown.join(', ') + (keys.length > 5 ? ', …' : '');
 }
 
 /** The rules every component text follows: valid Unicode, no control characters, its length, placeholders. */
-export function checkText(type: TextComponentType, text: string, field: string): FieldError[] {
+export function checkText(type: TextComponentType, text: string, field: string, format: PlaceholderFormat = 'POSITIONAL'): FieldError[] {
   if (!text.isWellFormed()) {
     return [{ field, code: 'invalid_unicode', message: `The ${type} text has a broken character (an unpaired surrogate); send valid Unicode.` }];
   }
@@ -132,7 +164,7 @@ export function checkText(type: TextComponentType, text: string, field: string):
     errors.push({ field, code: 'too_long', message: `The ${type} text is ${length} characters long; a ${type} allows at most ${max}.` });
   }
 
-  const tokens = tokensOf(text);
+  const tokens = tokensOf(text, format);
   const malformed = tokens.filter((token) => token.problem !== undefined);
   if (malformed.length > 0) {
     const more = malformed.length > 1 ? ` (and ${malformed.length - 1} more)` : '';
@@ -143,7 +175,7 @@ export function checkText(type: TextComponentType, text: string, field: string):
     errors.push({
       field,
       code: 'placeholder_not_allowed',
-      message: `A FOOTER cannot contain placeholders; remove ${list(tokens.map((token) => token.number))}.`,
+      message: `A FOOTER cannot contain placeholders; remove ${list(tokens.map((token) => token.key))}.`,
     });
     return errors;
   }
@@ -151,10 +183,11 @@ export function checkText(type: TextComponentType, text: string, field: string):
     errors.push({
       field,
       code: 'too_many_placeholders',
-      message: `A HEADER can have at most one placeholder, {{1}}; this one has ${tokens.length}.`,
+      message: `A HEADER can have at most one placeholder${format === 'NAMED' ? '' : ', {{1}}'}; this one has ${tokens.length}.`,
     });
     return errors;
   }
+  if (format === 'NAMED') return errors;
   const used = new Set(tokens.map((token) => token.number));
   const missing: number[] = [];
   for (let n = 1; n <= Math.max(0, ...used); n++) if (!used.has(n)) missing.push(n);

@@ -1,21 +1,32 @@
 // Template rules (CONTRACT §3). Pure: no I/O. Placeholders and text rules: templateText.ts.
 //
 // Components follow Meta's shape: HEADER, BODY and FOOTER carry `text` and may carry `example`
-// values (templateExamples.ts); AUTHENTICATION templates follow Meta's authentication model
-// instead (authenticationTemplates.ts).
+// values (templateExamples.ts); a HEADER may instead be media (IMAGE, VIDEO, DOCUMENT, with a
+// sample) or a LOCATION; BUTTONS follow templateButtons.ts (CONTRACT §9). AUTHENTICATION
+// templates follow Meta's authentication model instead (authenticationTemplates.ts).
 
-import type { ButtonsComponent, TemplateComponent, TextComponent } from '../providers/provider.ts';
+import type {
+  ButtonsComponent,
+  MediaHeaderComponent,
+  OtpButton,
+  ParameterFormat,
+  TemplateButton,
+  TemplateComponent,
+  TextComponent,
+} from '../providers/provider.ts';
 import {
   authenticationComponentErrors,
   authenticationComponents,
   missingAuthenticationParts,
 } from './authenticationTemplates.ts';
 import type { FieldError } from './fieldError.ts';
-import { exampleErrors } from './templateExamples.ts';
+import { templateButtonsErrors } from './templateButtons.ts';
+import { type ExampleDraft, exampleErrors } from './templateExamples.ts';
 import { checkText, quoted, type TextComponentType } from './templateText.ts';
 
 export {
   findPlaceholders,
+  placeholderKeys,
   MAX_TEXT_LENGTH,
   parsePlaceholders,
   placeholderCount,
@@ -34,13 +45,20 @@ type ComponentType = (typeof COMPONENT_TYPES)[number];
 export const NAME_PATTERN = /^[a-z0-9_]{1,512}$/;
 export const LANGUAGE_PATTERN = /^[a-z]{2,3}(_[A-Za-z]{2,4})?$/;
 export const MAX_NAME_LENGTH = 512;
-/** An OTP button as submitted. */
+export const PARAMETER_FORMATS = ['POSITIONAL', 'NAMED'] as const;
+export const HEADER_FORMATS = ['TEXT', 'IMAGE', 'VIDEO', 'DOCUMENT', 'LOCATION'] as const;
+const MEDIA_FORMATS = ['IMAGE', 'VIDEO', 'DOCUMENT'] as const;
+
+/** A button as submitted: an OTP button, or a QUICK_REPLY, URL, PHONE_NUMBER or COPY_CODE one. */
 export interface ButtonDraft {
   type: string;
   otp_type?: string;
   text?: string;
   autofill_text?: string;
   supported_apps?: ReadonlyArray<{ package_name: string; signature_hash: string }>;
+  url?: string;
+  phone_number?: string;
+  example?: string | readonly string[];
 }
 
 /** A component as submitted, before it is known to follow the rules. */
@@ -48,7 +66,7 @@ export interface ComponentDraft {
   type: string;
   format?: string;
   text?: string;
-  example?: { header_text?: readonly string[]; body_text?: ReadonlyArray<readonly string[]> };
+  example?: ExampleDraft;
   add_security_recommendation?: boolean;
   code_expiration_minutes?: number;
   buttons?: readonly ButtonDraft[];
@@ -59,6 +77,7 @@ export interface TemplateDraft {
   name: string;
   language: string;
   category: string;
+  parameter_format?: string;
   components: readonly ComponentDraft[];
 }
 
@@ -128,18 +147,58 @@ function notAllowed(component: ComponentDraft, at: string, fields: (keyof Compon
     .map((field) => ({ field: `${at}/${field}`, code: 'not_allowed', message: `"${field}" ${why}; remove it.` }));
 }
 
+/** A media (IMAGE, VIDEO, DOCUMENT) or LOCATION HEADER: no text; a media one needs its sample. */
+function mediaHeaderErrors(format: string, component: ComponentDraft, at: string): FieldError[] {
+  const errors = [
+    ...notAllowed(component, at, ['text'], `does not apply to a ${format} HEADER`),
+    ...notAllowed(component, at, ['add_security_recommendation', 'code_expiration_minutes'], 'applies only to an AUTHENTICATION template'),
+    ...notAllowed(component, at, ['buttons'], 'belongs to a BUTTONS component'),
+  ];
+  const example = component.example;
+  if (format === 'LOCATION') return [...errors, ...notAllowed(component, at, ['example'], 'does not apply to a LOCATION HEADER (it takes no sample)')];
+  const forms = (['header_handle', 'header_url'] as const).filter((form) => example?.[form] !== undefined);
+  const others = Object.keys(example ?? {}).filter((key) => key !== 'header_handle' && key !== 'header_url');
+  for (const other of others) {
+    errors.push({ field: `${at}/example/${other}`, code: 'not_allowed', message: `A ${format} HEADER's example is its sample (header_handle or header_url); remove "${other}".` });
+  }
+  if (forms.length !== 1) {
+    errors.push({
+      field: `${at}/example`,
+      code: forms.length === 0 ? 'required' : 'not_allowed',
+      message:
+        `A ${format} HEADER needs one sample for review: example.header_handle ["<handle from the provider's upload>"] ` +
+        'or example.header_url ["https://…"] (svc downloads and uploads it), not both.',
+    });
+    return errors;
+  }
+  const form = forms[0]!;
+  const values = example![form]!;
+  const value = values[0];
+  if (values.length !== 1 || typeof value !== 'string' || value.trim() === '') {
+    errors.push({ field: `${at}/example/${form}`, code: 'example_mismatch', message: `${at}/example/${form} holds exactly one non-empty value.` });
+  } else if (form === 'header_url' && !/^https?:\/\/[^\s]+$/i.test(value)) {
+    errors.push({ field: `${at}/example/header_url/0`, code: 'invalid_url', message: `${at}/example/header_url/0 must be an https URL svc can download.` });
+  }
+  return errors;
+}
+
 /** A HEADER, BODY or FOOTER of a UTILITY or MARKETING template. */
-function textComponentErrors(type: TextComponentType, component: ComponentDraft, at: string): FieldError[] {
+function textComponentErrors(type: TextComponentType, component: ComponentDraft, at: string, format: ParameterFormat): FieldError[] {
   const errors: FieldError[] = [];
   if (type === 'HEADER') {
-    // A HEADER without format is a text header (the only kind supported); it is stored and
-    // echoed as submitted, without a format added.
+    // A HEADER without format is a text header; it is stored and echoed as submitted, without a
+    // format added.
     if (component.format !== undefined && component.format !== 'TEXT') {
+      if ((HEADER_FORMATS as readonly string[]).includes(component.format)) return mediaHeaderErrors(component.format, component, at);
+      const upper = component.format.toUpperCase();
+      const hint = (HEADER_FORMATS as readonly string[]).includes(upper) ? ` Formats are uppercase: "${upper}".` : '';
       errors.push({
         field: `${at}/format`,
         code: 'invalid_value',
-        message: `HEADER format ${quoted(component.format)} is not supported; use "TEXT".`,
+        message: `HEADER format ${quoted(component.format)} is not one of TEXT, IMAGE, VIDEO, DOCUMENT, LOCATION.${hint}`,
       });
+      // What else it needs depends on the format meant: the format is the fix.
+      if (component.text === undefined) return errors;
     }
   } else if (component.format !== undefined) {
     errors.push({ field: `${at}/format`, code: 'not_allowed', message: `"format" applies only to a HEADER; remove it from this ${type}.` });
@@ -152,13 +211,39 @@ function textComponentErrors(type: TextComponentType, component: ComponentDraft,
     errors.push({ field: `${at}/text`, code: 'required', message: `The ${type} needs a "text".` });
     return errors;
   }
-  const textErrors = checkText(type, component.text, `${at}/text`);
+  const textErrors = checkText(type, component.text, `${at}/text`, format);
   errors.push(...textErrors);
-  if (textErrors.length === 0) errors.push(...exampleErrors(type, component.text, component.example, `${at}/example`));
+  if (textErrors.length === 0) errors.push(...exampleErrors(type, component.text, component.example, `${at}/example`, format));
   return errors;
 }
 
-function checkComponents(components: TemplateDraft['components'], category: string): FieldError[] {
+/** The BUTTONS of a UTILITY or MARKETING template. */
+function buttonsComponentErrors(component: ComponentDraft, at: string): FieldError[] {
+  return [
+    ...notAllowed(component, at, ['format', 'text', 'example', 'add_security_recommendation', 'code_expiration_minutes'], 'does not apply to a BUTTONS component'),
+    ...templateButtonsErrors(component.buttons, at),
+  ];
+}
+
+/** POSITIONAL (the default) or NAMED; undefined when the draft names neither. */
+export function parameterFormatOf(draft: { parameter_format?: string }): ParameterFormat | undefined {
+  const format = draft.parameter_format ?? 'POSITIONAL';
+  return (PARAMETER_FORMATS as readonly string[]).includes(format) ? (format as ParameterFormat) : undefined;
+}
+
+function checkParameterFormat(draft: TemplateDraft): FieldError[] {
+  const format = parameterFormatOf(draft);
+  const field = '/parameter_format';
+  if (format === undefined) {
+    return [{ field, code: 'invalid_value', message: `parameter_format ${quoted(draft.parameter_format!)} is not "POSITIONAL" or "NAMED".` }];
+  }
+  if (format === 'NAMED' && draft.category === 'AUTHENTICATION') {
+    return [{ field, code: 'not_allowed', message: 'An AUTHENTICATION template’s code is positional ({{1}}); leave parameter_format out.' }];
+  }
+  return [];
+}
+
+function checkComponents(components: TemplateDraft['components'], category: string, format: ParameterFormat): FieldError[] {
   const authentication = category === 'AUTHENTICATION';
   const errors: FieldError[] = [];
   const firstOfType = new Map<ComponentType, number>();
@@ -169,7 +254,7 @@ function checkComponents(components: TemplateDraft['components'], category: stri
       errors.push({
         field: `${at}/type`,
         code: 'unknown_component_type',
-        message: `Component type ${quoted(component.type)} is not supported; use HEADER, BODY or FOOTER (and BUTTONS in an AUTHENTICATION template).`,
+        message: `Component type ${quoted(component.type)} is not supported; use HEADER, BODY, FOOTER or BUTTONS.`,
       });
       return;
     }
@@ -184,13 +269,8 @@ function checkComponents(components: TemplateDraft['components'], category: stri
     }
     firstOfType.set(type, index);
     if (authentication) errors.push(...authenticationComponentErrors(component, at));
-    else if (type === 'BUTTONS') {
-      errors.push({
-        field: `${at}/type`,
-        code: 'not_allowed',
-        message: 'BUTTONS are supported in AUTHENTICATION templates only (a copy-code or one-tap button); remove it.',
-      });
-    } else errors.push(...textComponentErrors(type, component, at));
+    else if (type === 'BUTTONS') errors.push(...buttonsComponentErrors(component, at));
+    else errors.push(...textComponentErrors(type, component, at, format));
   });
   if (!firstOfType.has('BODY')) {
     errors.push({
@@ -211,7 +291,8 @@ export function validateTemplate(draft: TemplateDraft): FieldError[] {
     ...checkName(draft.name),
     ...checkLanguage(draft.language),
     ...checkCategory(draft.category),
-    ...checkComponents(draft.components, draft.category),
+    ...checkParameterFormat(draft),
+    ...checkComponents(draft.components, draft.category, parameterFormatOf(draft) ?? 'POSITIONAL'),
   ];
 }
 
@@ -226,7 +307,7 @@ export function registeredComponents(draft: TemplateDraft): TemplateComponent[] 
 }
 
 function isText(component: TemplateComponent): component is TextComponent {
-  return component.type !== 'BUTTONS';
+  return component.type !== 'BUTTONS' && (component.format === undefined || component.format === 'TEXT');
 }
 
 /** The BODY component of a valid template. */
@@ -234,7 +315,26 @@ export function bodyOf(components: readonly TemplateComponent[]): TextComponent 
   return components.filter(isText).find((component) => component.type === 'BODY');
 }
 
-/** The HEADER component of a valid template, if it has one. */
+/** The HEADER of a valid template when it is media (IMAGE, VIDEO, DOCUMENT) or LOCATION. */
+export function mediaHeaderOf(components: readonly TemplateComponent[]): MediaHeaderComponent | undefined {
+  return components.find(
+    (component): component is MediaHeaderComponent =>
+      component.type === 'HEADER' && component.format !== undefined && component.format !== 'TEXT',
+  );
+}
+
+/** Whether a HEADER format is media with a sample (not LOCATION). */
+export function isMediaFormat(format: string): format is (typeof MEDIA_FORMATS)[number] {
+  return (MEDIA_FORMATS as readonly string[]).includes(format);
+}
+
+/** The buttons of a UTILITY or MARKETING template (none for others, and for templates without BUTTONS). */
+export function templateButtonsOf(components: readonly TemplateComponent[]): TemplateButton[] {
+  const buttons = components.find((component): component is ButtonsComponent => component.type === 'BUTTONS')?.buttons ?? [];
+  return buttons.filter((button): button is TemplateButton => button.type !== 'OTP');
+}
+
+/** The TEXT HEADER component of a valid template, if it has one. */
 export function headerOf(components: readonly TemplateComponent[]): TextComponent | undefined {
   return components.filter(isText).find((component) => component.type === 'HEADER');
 }
@@ -245,8 +345,9 @@ export function footerOf(components: readonly TemplateComponent[]): TextComponen
 }
 
 /** The OTP buttons of an AUTHENTICATION template (none for other templates). */
-export function otpButtonsOf(components: readonly TemplateComponent[]): ButtonsComponent['buttons'] {
-  return components.find((component): component is ButtonsComponent => component.type === 'BUTTONS')?.buttons ?? [];
+export function otpButtonsOf(components: readonly TemplateComponent[]): OtpButton[] {
+  const buttons = components.find((component): component is ButtonsComponent => component.type === 'BUTTONS')?.buttons ?? [];
+  return buttons.filter((button): button is OtpButton => button.type === 'OTP');
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import type { MessageRow, MessageViewRow } from '../db/messages.ts';
 import { iso, isoOrNull, Timestamp } from './schemas.ts';
 
@@ -19,6 +19,39 @@ export const ProviderErrorView = Type.Object({
   title: Type.String(),
   message: Type.String(),
   fbtraceId: Type.Optional(Type.String({ description: 'Meta’s trace id of the failed call, for a support escalation.' })),
+});
+
+/** A rich template's header as the recipient sees it: media type and link, or the location. */
+export const HeaderContent = Type.Union([
+  Type.String({ description: 'A TEXT header, rendered.' }),
+  Type.Object(
+    {
+      type: Type.Enum(['IMAGE', 'VIDEO', 'DOCUMENT']),
+      link: Type.String(),
+      filename: Type.Optional(Type.String()),
+    },
+    { description: 'A media header: its type and the link sent.' },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('LOCATION'),
+      latitude: Type.Number(),
+      longitude: Type.Number(),
+      name: Type.Optional(Type.String()),
+      address: Type.Optional(Type.String()),
+    },
+    { description: 'A LOCATION header: the place sent.' },
+  ),
+]);
+
+/** A button as the recipient sees it, with its resolved URL or payload. */
+export const ButtonContent = Type.Object({
+  type: Type.String({ description: 'QUICK_REPLY, URL, PHONE_NUMBER or COPY_CODE.' }),
+  text: Type.String({ description: 'The label.' }),
+  url: Type.Optional(Type.String({ description: 'URL: the link opened, its {{1}} resolved.' })),
+  payload: Type.Optional(Type.String({ description: 'QUICK_REPLY: the payload a tap returns.' })),
+  phoneNumber: Type.Optional(Type.String({ description: 'PHONE_NUMBER: the number called.' })),
+  couponCode: Type.Optional(Type.String({ description: 'COPY_CODE: the code copied.' })),
 });
 
 const NullableTimestamp = (description?: string) =>
@@ -44,8 +77,17 @@ export const MessageView = Type.Object({
   variables: Type.Record(Type.String(), Type.String()),
   headerVariables: Type.Optional(Type.Record(Type.String(), Type.String())),
   content: Type.Object(
-    { header: Type.Optional(Type.String()), body: Type.String(), footer: Type.Optional(Type.String()) },
-    { description: 'What the recipient reads: the template rendered with the variables.' },
+    {
+      header: Type.Optional(HeaderContent),
+      body: Type.String(),
+      footer: Type.Optional(Type.String()),
+      buttons: Type.Optional(Type.Array(ButtonContent, { description: 'A rich template’s buttons, in its order.' })),
+    },
+    {
+      description:
+        'What the recipient sees: the template rendered with the variables; for a rich template, the header’s media ' +
+        'type and link (or location) and the buttons with their resolved URL and payload.',
+    },
   ),
 });
 
@@ -69,7 +111,7 @@ export function messageView(row: MessageViewRow) {
     ...(row.status === 'FAILED' && row.error !== null && { error: JSON.parse(row.error) }),
     variables: JSON.parse(row.variables) as Record<string, string>,
     ...(row.header_variables !== null && { headerVariables: JSON.parse(row.header_variables) }),
-    content: JSON.parse(row.rendered) as { header?: string; body: string; footer?: string },
+    content: JSON.parse(row.rendered) as Static<typeof MessageView>['content'],
   };
 }
 
@@ -98,8 +140,13 @@ function providerErrorJson(stored: string): string {
 /** The rendered content as the schema serialises it: body first; the stored JSON has the header first. */
 function contentJson(rendered: string): string {
   if (!rendered.startsWith('{"header":')) return rendered;
-  const { header, body, footer } = JSON.parse(rendered) as { header: string; body: string; footer?: string };
-  return `{"body":${json(body)},"header":${json(header)}${footer === undefined ? '' : `,"footer":${json(footer)}`}}`;
+  const { header, body, footer, buttons } = JSON.parse(rendered) as { header: unknown; body: string; footer?: string; buttons?: unknown };
+  // A rich template's header (media or location) and buttons were stored in the schema's key order.
+  const headerJson = typeof header === 'string' ? json(header) : JSON.stringify(header);
+  return (
+    `{"body":${json(body)},"header":${headerJson}${footer === undefined ? '' : `,"footer":${json(footer)}`}` +
+    `${buttons === undefined ? '' : `,"buttons":${JSON.stringify(buttons)}`}}`
+  );
 }
 
 /**

@@ -12,6 +12,6 @@ export function createProvider(config: Config, database: Database, notifier: Not
       return new SandboxProvider(config.sandbox, database, notifier, logger);
     case 'whatsapp':
       // loadConfig has made sure of the app secret and verify token: Meta's webhooks can be trusted.
-      return new WhatsAppProvider(config.whatsapp, database, logger);
+      return new WhatsAppProvider(config.whatsapp, database, logger, { allowPrivateSamples: config.allowPrivateCallbacks });
   }
 }

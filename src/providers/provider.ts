@@ -29,10 +29,34 @@ export interface ProviderCredentials {
   accessToken: string;
 }
 
-/** Example values for a component's placeholders, in Meta's shape. */
+/** A named parameter's example value, in Meta's shape. */
+export interface NamedParameterExample {
+  param_name: string;
+  example: string;
+}
+
+/** Example values for a component's placeholders (or its media sample), in Meta's shape. */
 export interface ComponentExample {
   header_text?: string[];
   body_text?: string[][];
+  header_text_named_params?: NamedParameterExample[];
+  body_text_named_params?: NamedParameterExample[];
+  /** A media HEADER's sample: a handle from the provider's upload. */
+  header_handle?: string[];
+  /** A media HEADER's sample: an https URL svc downloads and uploads to the provider itself. */
+  header_url?: string[];
+}
+
+/** POSITIONAL: placeholders {{1}}, {{2}}…; NAMED: {{first_name}}… */
+export type ParameterFormat = 'POSITIONAL' | 'NAMED';
+
+export type MediaFormat = 'IMAGE' | 'VIDEO' | 'DOCUMENT';
+
+/** A HEADER without text: a media sample, or a location given at each send. */
+export interface MediaHeaderComponent {
+  type: 'HEADER';
+  format: MediaFormat | 'LOCATION';
+  example?: ComponentExample;
 }
 
 export interface TextComponent {
@@ -55,12 +79,28 @@ export interface OtpButton {
   supported_apps?: { package_name: string; signature_hash: string }[];
 }
 
+/** The buttons of UTILITY and MARKETING templates, in Meta's shape. */
+export type TemplateButton =
+  | { type: 'QUICK_REPLY'; text: string }
+  /** `url` may end in one `{{1}}`, filled at each send; `example` then holds a sample value. */
+  | { type: 'URL'; text: string; url: string; example?: string[] }
+  | { type: 'PHONE_NUMBER'; text: string; phone_number: string }
+  /** `example`: a sample coupon code; the code itself is given at each send. */
+  | { type: 'COPY_CODE'; example: string };
+
 export interface ButtonsComponent {
   type: 'BUTTONS';
-  buttons: OtpButton[];
+  buttons: (OtpButton | TemplateButton)[];
 }
 
-export type TemplateComponent = TextComponent | ButtonsComponent;
+export type TemplateComponent = TextComponent | MediaHeaderComponent | ButtonsComponent;
+
+/** A media HEADER's sample as svc downloaded it (header_url), for the provider to upload. */
+export interface MediaSample {
+  url: string;
+  contentType: string;
+  bytes: Uint8Array;
+}
 
 export interface TemplateSubmission {
   templateId: string;
@@ -69,6 +109,10 @@ export interface TemplateSubmission {
   language: string;
   category: string;
   components: TemplateComponent[];
+  /** Absent: POSITIONAL. */
+  parameterFormat?: ParameterFormat;
+  /** The media HEADER's sample when svc downloaded it just now (header_url); else fetched again when needed. */
+  mediaSample?: MediaSample;
   /** Absent when the project has not saved credentials yet. */
   credentials: ProviderCredentials | undefined;
   /** The business account (WABA) templates belong to; null until it is known. */
@@ -104,8 +148,31 @@ export interface MessageSubmission {
   bodyParameters: string[];
   /** Values for the HEADER placeholder, if it has one. */
   headerParameters: string[];
+  /** NAMED templates: the name of each body and header value, in the same order. */
+  bodyParameterNames?: string[];
+  headerParameterNames?: string[];
+  /** What a rich template adds (named parameters, a media or location header, buttons); absent for the spec's templates. */
+  rich?: RichSendParameters;
   credentials: ProviderCredentials;
 }
+
+/**
+ * The parameters of a rich template message, resolved against its template when it was accepted
+ * (stored with the message, so the dispatcher needs no template).
+ */
+export interface RichSendParameters {
+  /** NAMED: body and header values are sent with their names (the message's variables in their order). */
+  named?: boolean;
+  header?:
+    | { type: 'image' | 'video' | 'document'; link: string; filename?: string }
+    | { type: 'location'; latitude: number; longitude: number; name?: string; address?: string };
+  buttons?: RichButtonParameter[];
+}
+
+export type RichButtonParameter =
+  | { subType: 'url'; index: string; text: string }
+  | { subType: 'quick_reply'; index: string; payload: string }
+  | { subType: 'copy_code'; index: string; couponCode: string };
 
 export type SendOutcome =
   | { kind: 'accepted'; providerMessageId: string }
@@ -194,6 +261,11 @@ export interface Provider {
   readonly name: 'sandbox' | 'whatsapp';
   /** The longest one sendMessage call may take (its own timeout): claims are leased for longer. */
   readonly submissionTimeoutMs: number;
+  /**
+   * Whether a media sample given by URL (example.header_url) can reach the provider: the sandbox
+   * only checks it; WhatsApp uploads it through the app SVC_WHATSAPP_APP_ID names. Absent: true.
+   */
+  readonly takesSampleUrls?: boolean;
   /** Checks credentials and describes the sending account (PUT credentials, periodic refresh). */
   checkAccount(query: AccountQuery): Promise<AccountCheck>;
   /** Hands a new template to the provider for review; returns its id there, if any. */

@@ -1,14 +1,11 @@
 import type { Db } from '../db/database.ts';
 import { findSendContext, type SendContext } from '../db/messages.ts';
 import type { TemplatesTable } from '../db/tables.ts';
-import { bodyOf, footerOf, headerOf, placeholderCount } from '../domain/templates.ts';
-import type { TemplateComponent, TextComponent } from '../providers/provider.ts';
+import { type TemplateShape, templateShape } from '../domain/templateMessage.ts';
+import type { TemplateComponent } from '../providers/provider.ts';
 
 /** A template's components as a send uses them, parsed once per template row read. */
-export interface TemplateParts {
-  header: TextComponent | undefined;
-  body: TextComponent;
-  footer: TextComponent | undefined;
+export interface TemplateParts extends TemplateShape {
   headerCount: number;
   bodyCount: number;
 }
@@ -19,15 +16,8 @@ export function templateParts(template: TemplatesTable): TemplateParts {
   let parts = partsByRow.get(template);
   if (parts === undefined) {
     const components = JSON.parse(template.components) as TemplateComponent[];
-    const header = headerOf(components);
-    const body = bodyOf(components)!;
-    parts = {
-      header,
-      body,
-      footer: footerOf(components),
-      headerCount: header ? placeholderCount(header.text) : 0,
-      bodyCount: placeholderCount(body.text),
-    };
+    const shape = templateShape(components, template.parameter_format === 'NAMED' ? 'NAMED' : 'POSITIONAL');
+    parts = { ...shape, headerCount: shape.headerKeys.length, bodyCount: shape.bodyKeys.length };
     partsByRow.set(template, parts);
   }
   return parts;

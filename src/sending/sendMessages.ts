@@ -19,6 +19,7 @@ import {
   renderContent,
   scheduledTime,
   type SendItem,
+  sendParameters,
 } from './sendRules.ts';
 
 // The send use case, once: the single send and the batch send both come here (the template
@@ -90,6 +91,9 @@ export class Sending {
       to: request.to,
       ...(request.variables && { variables: request.variables }),
       ...(request.headerVariables && { headerVariables: request.headerVariables }),
+      ...(request.headerMedia && { headerMedia: request.headerMedia }),
+      ...(request.headerLocation && { headerLocation: request.headerLocation }),
+      ...(request.buttons && { buttons: request.buttons }),
       ...(request.sendAt !== undefined && { sendAt: request.sendAt }),
     };
     const problems = itemProblems(item);
@@ -224,9 +228,10 @@ export class Sending {
     how: { now: number; at: string; suppressed: Set<string>; batchId?: string },
   ): MessageRow {
     const { now, at, batchId } = how;
-    checkVariables(template, parts, item);
+    checkVariables(template, parts, item, at);
     const sendAt = scheduledTime(item.sendAt, now, at);
     if (how.suppressed.has(item.to)) throw recipientSuppressed(item.to, at);
+    const rich = sendParameters(parts, item);
     return queuedMessageRow(
       {
         projectId,
@@ -235,6 +240,7 @@ export class Sending {
         variables: item.variables ?? {},
         ...(item.headerVariables && { headerVariables: item.headerVariables }),
         content: renderContent(parts, item),
+        ...(rich !== undefined && { richParameters: JSON.stringify(rich) }),
         ...(sendAt !== undefined && { sendAt }),
         ...(batchId !== undefined && { batchId }),
       },

@@ -1,23 +1,26 @@
 import type { TemplatesTable } from '../db/tables.ts';
 import type { FieldError } from '../domain/fieldError.ts';
 import { parameterProblems, recipientProblem, variablesMatch } from '../domain/messageRequest.ts';
+import { type MessageFields, messageFieldProblems, renderMessage, richParameters } from '../domain/templateMessage.ts';
 import { renderText, sendProblem } from '../domain/templates.ts';
-import { ApiError } from '../http/errors.ts';
+import type { RichSendParameters } from '../providers/provider.ts';
+import { ApiError, validationError } from '../http/errors.ts';
 import type { TemplateParts } from './sendContexts.ts';
 
 // The rules of a send, each in one place, answered with the contract's error codes: the single
 // send, each item of a batch and the template preview all go through these.
 
 /** What one recipient of a send carries: the single send's body, or a batch item. */
-export interface SendItem {
+export interface SendItem extends MessageFields {
   to: string;
-  variables?: Record<string, string>;
-  headerVariables?: Record<string, string>;
   /** ISO 8601 date-time. */
   sendAt?: string;
 }
 
-export type Content = { header?: string; body: string; footer?: string };
+export type Content = ReturnType<typeof renderMessage>;
+
+/** The fields of a send a rich template takes (CONTRACT §9): absent from the spec's sends. */
+const RICH_FIELDS = ['headerMedia', 'headerLocation', 'buttons'] as const;
 
 /** How far ahead a send may be scheduled. */
 export const MAX_SCHEDULE_AHEAD_MS = 35 * 24 * 60 * 60 * 1000;
@@ -25,12 +28,19 @@ export const MAX_SCHEDULE_AHEAD_MS = 35 * 24 * 60 * 60 * 1000;
 export const SCHEDULE_CLOCK_SLACK_MS = 1000;
 
 /** Field errors of variable values (400 validation_failed), with pointers under `at`. */
-export function variableProblems(item: Pick<SendItem, 'variables' | 'headerVariables'>, at = ''): FieldError[] {
-  return [...parameterProblems(`${at}/variables`, item.variables), ...parameterProblems(`${at}/headerVariables`, item.headerVariables)];
+export function variableProblems(item: MessageFields, at = ''): FieldError[] {
+  const buttonTexts = Object.fromEntries(
+    Object.entries(item.buttons ?? {}).flatMap(([index, value]) => (value.text === undefined ? [] : [[`${index}/text`, value.text]])),
+  );
+  return [
+    ...parameterProblems(`${at}/variables`, item.variables),
+    ...parameterProblems(`${at}/headerVariables`, item.headerVariables),
+    ...parameterProblems(`${at}/buttons`, buttonTexts),
+  ];
 }
 
 /** Field errors of what a schema cannot check (400 validation_failed), with pointers under `at`. */
-export function itemProblems(item: Pick<SendItem, 'to' | 'variables' | 'headerVariables'>, at = ''): FieldError[] {
+export function itemProblems(item: Omit<SendItem, 'sendAt'>, at = ''): FieldError[] {
   const recipient = recipientProblem(item.to);
   return [
     ...(recipient ? [{ field: `${at}/to`, code: 'invalid_phone', message: `${at}/to ${recipient}.` }] : []),
@@ -95,12 +105,49 @@ function expectedKeys(count: number): string {
   return count === 0 ? 'none' : Array.from({ length: count }, (_, i) => `"${i + 1}"`).join(', ');
 }
 
-/** The variables must fill the template's placeholders exactly: 422 template_variables_mismatch otherwise. */
+const NUMBERED = /^[1-9][0-9]{0,2}$/;
+
+/**
+ * A POSITIONAL template's variables are numbered: a named key is refused as the request schema
+ * refuses any other key (400), as it always was for the spec's templates.
+ */
+function namedKeyProblems(parts: TemplateParts, item: MessageFields, at: string): FieldError[] {
+  if (parts.format === 'NAMED') return [];
+  return (['variables', 'headerVariables'] as const).flatMap((field) =>
+    Object.keys(item[field] ?? {})
+      .filter((key) => !NUMBERED.test(key))
+      .map((key) => {
+        const pointer = `${at}/${field}/${key}`;
+        return { field: pointer, code: 'unknown_field', message: `${pointer} is not a known field.` };
+      }),
+  );
+}
+
+function hasRichFields(item: MessageFields): boolean {
+  return RICH_FIELDS.some((field) => item[field] !== undefined);
+}
+
+/**
+ * The send's values must fit the template exactly — variables, headerVariables and, for a rich
+ * template, headerMedia, headerLocation and buttons: 422 template_variables_mismatch naming what
+ * is missing or extra otherwise.
+ */
 export function checkVariables(
   template: Pick<TemplatesTable, 'name' | 'language'>,
   parts: TemplateParts,
-  item: Pick<SendItem, 'variables' | 'headerVariables'>,
+  item: MessageFields,
+  at = '',
 ): void {
+  const named = namedKeyProblems(parts, item, at);
+  if (named.length > 0) throw validationError(named);
+  if (parts.rich || hasRichFields(item)) {
+    const problems = messageFieldProblems(parts, item);
+    if (problems.length === 0) return;
+    throw new ApiError(
+      'template_variables_mismatch',
+      `Template '${template.name}' (${template.language}) does not match the values sent: ${problems.join('; ')}.`,
+    );
+  }
   if (variablesMatch(parts.bodyCount, item.variables) && variablesMatch(parts.headerCount, item.headerVariables)) return;
   throw new ApiError(
     'template_variables_mismatch',
@@ -111,12 +158,18 @@ export function checkVariables(
 }
 
 /** What the recipient reads: the template rendered with the variables (checked first). */
-export function renderContent(parts: TemplateParts, item: Pick<SendItem, 'variables' | 'headerVariables'>): Content {
+export function renderContent(parts: TemplateParts, item: MessageFields): Content {
+  if (parts.rich) return renderMessage(parts, item);
   return {
     ...(parts.header && { header: renderText(parts.header.text, item.headerVariables ?? {}) }),
     body: renderText(parts.body.text, item.variables ?? {}),
     ...(parts.footer && { footer: parts.footer.text }),
   };
+}
+
+/** What the provider needs beyond the variables (stored with the message); undefined for the spec's templates. */
+export function sendParameters(parts: TemplateParts, item: MessageFields): RichSendParameters | undefined {
+  return richParameters(parts, item);
 }
 
 export function recipientSuppressed(to: string, at = ''): ApiError {

@@ -1,9 +1,10 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { claimProjectHeads, moveLeases, queuedProjectsAfter } from '../db/claims.ts';
+import type { MessageRow } from '../db/messages.ts';
 import { findSendingProjects, type SendingProject } from '../db/projects.ts';
 import { orderedValues } from '../domain/messageRequest.ts';
 import { providerCredentialsOf } from '../projectSecrets.ts';
-import type { ProviderCredentials, ProviderError, SendOutcome } from '../providers/provider.ts';
+import type { MessageSubmission, ProviderCredentials, ProviderError, RichSendParameters, SendOutcome } from '../providers/provider.ts';
 import { OutcomeRecorder } from './dispatchOutcomes.ts';
 import { ProjectRotation } from './projectRotation.ts';
 import { WorkerHeartbeat } from './heartbeat.ts';
@@ -404,8 +405,7 @@ export class Dispatcher {
         templateName: message.template_name,
         language: message.language,
         category: message.category,
-        bodyParameters: orderedValues(JSON.parse(message.variables)),
-        headerParameters: orderedValues(message.header_variables ? JSON.parse(message.header_variables) : undefined),
+        ...parametersOf(message),
         credentials,
       });
     } catch (error) {
@@ -502,5 +502,30 @@ function dispatchMetrics(registry: Registry, dispatcher: Dispatcher) {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     }),
+  };
+}
+
+/**
+ * A message's parameters as the provider takes them: values in placeholder order ({{1}}, {{2}}…)
+ * or, for a NAMED template, in the order given with their names; and a rich template's header and
+ * button values, resolved when it was accepted.
+ */
+function parametersOf(message: MessageRow): Pick<
+  MessageSubmission,
+  'bodyParameters' | 'headerParameters' | 'bodyParameterNames' | 'headerParameterNames' | 'rich'
+> {
+  const variables = JSON.parse(message.variables) as Record<string, string>;
+  const headerVariables = message.header_variables ? (JSON.parse(message.header_variables) as Record<string, string>) : undefined;
+  if (message.rich_parameters === null) {
+    return { bodyParameters: orderedValues(variables), headerParameters: orderedValues(headerVariables) };
+  }
+  const rich = JSON.parse(message.rich_parameters) as RichSendParameters;
+  if (!rich.named) return { bodyParameters: orderedValues(variables), headerParameters: orderedValues(headerVariables), rich };
+  return {
+    bodyParameters: Object.values(variables),
+    bodyParameterNames: Object.keys(variables),
+    headerParameters: Object.values(headerVariables ?? {}),
+    headerParameterNames: Object.keys(headerVariables ?? {}),
+    rich,
   };
 }

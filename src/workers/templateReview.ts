@@ -98,6 +98,7 @@ export function createTemplateReviewJob(deps: TemplateReviewDeps): Job {
       language: template.language,
       category: template.category,
       components: componentsOf(template),
+      ...(template.parameter_format === 'NAMED' && { parameterFormat: 'NAMED' as const }),
       credentials: project ? providerCredentialsOf(project, deps.encryptionKey) : undefined,
       businessAccountId: account?.business_account_id ?? null,
       providerTemplateId: template.provider_template_id,

@@ -3,8 +3,9 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseCsv } from '../../src/cli/csv.ts';
+import { rowsOf } from '../../src/cli/csvBatch.ts';
 import { databaseKinds } from '../support/databases.ts';
-import { createSender, type Sender } from '../support/sending.ts';
+import { approvedTemplate, createSender, type Sender } from '../support/sending.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { cliUser, type CliUser, FAST_SANDBOX } from './cli.ts';
 
@@ -20,6 +21,27 @@ describe('CSV parsing', () => {
   it('refuses an unclosed quote and a quote inside a bare field', () => {
     assert.throws(() => parseCsv('to,1\n+5511987654321,"Ana\n'), /not closed/);
     assert.throws(() => parseCsv('to,1\n+5511987654321,An"a\n'), /quote inside/);
+  });
+});
+
+describe('CSV columns of rich templates', () => {
+  it('fill headerMedia, headerLocation, named variables and buttons by index', () => {
+    const fields = new Map([[0, 'text' as const], [2, 'couponCode' as const]]);
+    const rows = rowsOf(
+      'to,first_name,header.media,header.filename,button.0,button.2,button.1.payload\n+5511900000001,Ana,https://cdn.example.com/a.pdf,a.pdf,A-1,SAVE,STOP\n',
+      fields,
+    );
+    assert.deepEqual(rows[0]!.item, {
+      to: '+5511900000001',
+      variables: { first_name: 'Ana' },
+      headerMedia: { link: 'https://cdn.example.com/a.pdf', filename: 'a.pdf' },
+      buttons: { '0': { text: 'A-1' }, '2': { couponCode: 'SAVE' }, '1': { payload: 'STOP' } },
+    });
+    const located = rowsOf('to,header.latitude,header.longitude,header.name\n+5511900000001,37.48,-122.14,HQ\n');
+    assert.deepEqual(located[0]!.item.headerLocation, { latitude: 37.48, longitude: -122.14, name: 'HQ' });
+    assert.throws(() => rowsOf('to,header.latitude\n+5511900000001,north\n'), /header.latitude must be a number/);
+    assert.throws(() => rowsOf('to,button.3\n+5511900000001,x\n', fields), /no button 3 that takes a value/);
+    assert.throws(() => rowsOf('to,button.x\n+5511900000001,x\n'), /unknown CSV columns: button.x/);
   });
 });
 
@@ -130,12 +152,39 @@ for (const kind of databaseKinds()) {
       writeFileSync(noTo, 'phone,1,2\n+5511930000001,Ana,A-1\n');
       const refused = await sendCsv(noTo);
       assert.equal(refused.code, 2);
-      assert.match(refused.stderr, /unknown CSV columns: phone/);
+      // "phone" could be a named variable's column: the missing "to" is what is wrong.
+      assert.match(refused.stderr, /needs a \\"to\\" column \(it has phone, 1, 2\)/);
+      const unknown = join(user.home, 'unknown.csv');
+      writeFileSync(unknown, 'to,First Name\n+5511930000001,Ana\n');
+      assert.match((await sendCsv(unknown)).stderr, /unknown CSV columns: First Name/);
       const ragged = join(user.home, 'ragged.csv');
       writeFileSync(ragged, 'to,1,2\n+5511930000001,Ana\n');
       assert.equal((await sendCsv(ragged)).code, 2);
       assert.equal((await sendCsv(csvFile('x.csv'), '--to', '+5511930000001')).code, 2, '--csv with --to');
       assert.equal(await messagesTo(['+5511930000001']), 0);
+    });
+
+    it('sends a rich template’s media and buttons from header.media and button.N columns', async () => {
+      await approvedTemplate(server, sender.key, 'promo_csv', 'en_US', [
+        { type: 'HEADER', format: 'IMAGE', example: { header_handle: ['4::aW1n'] } },
+        { type: 'BODY', text: 'Hi {{1}}, see our offer.' },
+        { type: 'BUTTONS', buttons: [{ type: 'URL', text: 'Open', url: 'https://shop.example.com/o/{{1}}', example: ['x'] }, { type: 'COPY_CODE', example: 'SAVE' }] },
+      ]);
+      const file = join(user.home, 'promo.csv');
+      writeFileSync(file, 'to,1,header.media,button.0,button.1\n+5511920000001,Ana,https://cdn.example.com/1.jpg,o-1,CODE1\n+5511920000002,Bia,https://cdn.example.com/2.jpg,o-2,CODE2\n');
+      const sent = await user.run(['send', '--csv', file, '--template', 'promo_csv', '--language', 'en_US', '--json']);
+      assert.equal(sent.code, 0, sent.stderr);
+      assert.equal(JSON.parse(sent.stdout).acceptedCount, 2);
+      const listed = await server.call('GET', '/v1/messages?template=promo_csv', { key: sender.key });
+      const bia = listed.body.find((message: { to: string }) => message.to === '+5511920000002');
+      assert.deepEqual(bia.content, {
+        header: { type: 'IMAGE', link: 'https://cdn.example.com/2.jpg' },
+        body: 'Hi Bia, see our offer.',
+        buttons: [
+          { type: 'URL', text: 'Open', url: 'https://shop.example.com/o/o-2' },
+          { type: 'COPY_CODE', text: 'Copy offer code', couponCode: 'CODE2' },
+        ],
+      });
     });
 
     it('exits 1 for a template the API refuses, creating no batch', async () => {

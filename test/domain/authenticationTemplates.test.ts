@@ -92,7 +92,8 @@ describe('authentication templates', () => {
     assert.deepEqual(codes(utility([{ type: 'BODY', text: 'Hi' }, { type: 'FOOTER', text: 'f', code_expiration_minutes: 5 }])), [
       ['/components/1/code_expiration_minutes', 'not_allowed'],
     ]);
-    assert.deepEqual(codes(utility([{ type: 'BODY', text: 'Hi' }, COPY_CODE])), [['/components/1/type', 'not_allowed']]);
+    // An OTP button belongs to AUTHENTICATION templates; other templates have their own buttons (templateButtons.ts).
+    assert.deepEqual(codes(utility([{ type: 'BODY', text: 'Hi' }, COPY_CODE])), [['/components/1/buttons/0/type', 'not_allowed']]);
   });
 });
 

@@ -128,15 +128,14 @@ describe('template rules', () => {
       assert.deepEqual([footers.field, footers.code], ['/components/1/type', 'duplicate_component']);
     });
 
-    it('rejects other component types, case included, and BUTTONS outside AUTHENTICATION', () => {
+    it('rejects other component types, case included, and an empty BUTTONS', () => {
       const buttons = only(errorsOf({ components: [{ type: 'BODY', text: 'a' }, { type: 'BUTTONS', buttons: [] }] }));
-      assert.deepEqual([buttons.field, buttons.code], ['/components/1/type', 'not_allowed']);
-      assert.match(buttons.message, /AUTHENTICATION templates only/);
+      assert.deepEqual([buttons.field, buttons.code], ['/components/1/buttons', 'invalid_count']);
       for (const type of ['body', '', 'IMAGE']) {
         const errors = errorsOf({ components: [{ type: 'BODY', text: 'a' }, { type, text: 'x' }] });
         const error = only(errors);
         assert.deepEqual([error.field, error.code], ['/components/1/type', 'unknown_component_type'], type);
-        assert.match(error.message, /use HEADER, BODY or FOOTER/);
+        assert.match(error.message, /use HEADER, BODY, FOOTER or BUTTONS/);
       }
     });
 
@@ -145,7 +144,7 @@ describe('template rules', () => {
       // Still a text header: its text rules apply.
       const twoPlaceholders = only(errorsOf({ components: [{ type: 'HEADER', text: '{{1}} {{2}}' }, { type: 'BODY', text: 'a' }] }));
       assert.deepEqual([twoPlaceholders.field, twoPlaceholders.code], ['/components/0/text', 'too_many_placeholders']);
-      for (const format of ['IMAGE', 'text', '']) {
+      for (const format of ['GIF', 'text', '']) {
         const bad = only(errorsOf({ components: [{ type: 'HEADER', format, text: 'h' }, { type: 'BODY', text: 'a' }] }));
         assert.deepEqual([bad.field, bad.code], ['/components/0/format', 'invalid_value'], format);
       }
@@ -270,7 +269,7 @@ describe('template rules', () => {
       assert.deepEqual(parsePlaceholders('{{0}} {{ 1 }} {{a}} {{{3}}} {{4}}'), [4], 'malformed ones are not placeholders');
       assert.equal(placeholderCount('{{1}} {{2}} {{1}}'), 2);
       assert.equal(placeholderCount(''), 0);
-      assert.deepEqual(findPlaceholders('ab{{1}}c'), [{ number: 1, start: 2, end: 7 }]);
+      assert.deepEqual(findPlaceholders('ab{{1}}c'), [{ number: 1, key: '1', start: 2, end: 7 }]);
     });
 
     it('renders values in one pass, leaving what has no value', () => {

@@ -2,13 +2,40 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fastJson from 'fast-json-stringify';
 import { type MessageRow, type NewMessage, queuedMessageRow } from '../../src/db/messages.ts';
+import { renderMessage, templateShape } from '../../src/domain/templateMessage.ts';
 import { acceptedMessageJson, messageJson, MessageView, messageView } from '../../src/http/routes/messages.ts';
+import type { TemplateComponent } from '../../src/providers/provider.ts';
 
 // Messages are answered as JSON written straight from their rows (issue #11): the bytes must be
 // those the route's response schema gave before — its serialiser (fast-json-stringify, as Fastify
 // compiles it) applied to messageView(row) — for every kind of message.
 
 const serialise = fastJson(MessageView as object);
+
+function richContents(): Omit<NewMessage, 'projectId' | 'to' | 'template'>[] {
+  const body = { type: 'BODY', text: 'Hi {{1}} "☃"' } as const;
+  const buttons = {
+    type: 'BUTTONS',
+    buttons: [
+      { type: 'QUICK_REPLY', text: 'Yes' },
+      { type: 'URL', text: 'Track', url: 'https://x.example/t/{{1}}', example: ['1'] },
+      { type: 'PHONE_NUMBER', text: 'Call', phone_number: '+15550051310' },
+      { type: 'COPY_CODE', example: 'SAVE' },
+    ],
+  } as const;
+  const cases: [TemplateComponent[], object][] = [
+    [
+      [{ type: 'HEADER', format: 'DOCUMENT', example: { header_handle: ['h'] } }, body, { type: 'FOOTER', text: 'Acme' }, buttons as never],
+      { headerMedia: { link: 'https://cdn.example.com/a "b".pdf', filename: 'a.pdf' }, buttons: { '1': { text: 'A/1?x=</script>' }, '3': { couponCode: 'C1' } } },
+    ],
+    [[{ type: 'HEADER', format: 'LOCATION' }, body], { headerLocation: { latitude: -23.5505, longitude: -46.6333, name: 'Sé', address: 'Praça da Sé' } }],
+    [[body, buttons as never], { buttons: { '0': { payload: 'P' }, '1': { text: 'x' }, '3': { couponCode: 'C' } } }],
+  ];
+  return cases.map(([components, fields]) => ({
+    variables: { '1': 'Ana' },
+    content: renderMessage(templateShape(components), { variables: { '1': 'Ana' }, ...fields }),
+  }));
+}
 
 describe('a message as JSON', () => {
   const template = { id: 'tpl_01', name: 'order_update', language: 'pt_BR', category: 'UTILITY' };
@@ -20,6 +47,8 @@ describe('a message as JSON', () => {
       content: { header: 'Pedido #1001', body: 'Olá 😀\ttab', footer: 'Acme' },
     },
     { variables: {}, content: { body: 'No variables', footer: 'Acme' } },
+    // Rich templates (CONTRACT §9): a media or location header and buttons, as the send renders them.
+    ...richContents(),
   ];
   const queued = messages.map((message, index) =>
     queuedMessageRow({ projectId: 'proj_01', to: '+5511987654321', template, ...message }, 1_795_000_000_123 + index),

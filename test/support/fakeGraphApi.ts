@@ -5,13 +5,17 @@ import type { AddressInfo } from 'node:net';
 // A fake of the parts of Meta's Graph API (WhatsApp Cloud API) that svc calls, built from Meta's
 // reference: POST /{phone-number-id}/messages, GET /{phone-number-id}, GET /debug_token,
 // GET /{waba-id}/phone_numbers, POST|GET /{waba-id}/subscribed_apps, POST|GET|DELETE
-// /{waba-id}/message_templates and GET /{template-id}. It models what a real customer meets:
+// /{waba-id}/message_templates, GET /{template-id}, and the Resumable Upload API (POST
+// /{app-id}/uploads, POST /upload:{id}) that gives a media sample's handle. It models what a real customer meets:
 // the kinds of token (system user: scopes without target_ids; Embedded Signup business token:
 // its WABA under whatsapp_business_manage_events; user token: its WABAs under each scope), which
 // WABAs a token may touch, the phone number's fields, the app's webhook subscription, Meta's
 // authentication-template model, template deletion, and errors in Graph's shape — without
 // `error_subcode`, which Meta stopped returning in v16. It records every request and can be told
-// to fail the next calls of a route.
+// to fail the next calls of a route. Rich templates follow Meta's component reference: media and
+// location headers, buttons (QUICK_REPLY, URL with a {{1}} suffix, PHONE_NUMBER, COPY_CODE),
+// named parameters; and their sends are checked as Meta checks them (132012 for a header of the
+// wrong kind, 132000 for parameters that do not match, 131008 for a missing button parameter).
 
 export const FAKE_WABA_ID = '102290129340398';
 export const OTHER_WABA_ID = '102290129340777';
@@ -23,7 +27,10 @@ export interface RecordedRequest {
   query: URLSearchParams;
   authorization: string | undefined;
   contentType: string | undefined;
+  headers: Record<string, string | string[] | undefined>;
   body: any;
+  /** The raw bytes of a body that is not JSON (an upload). */
+  bytes?: Buffer;
 }
 
 export interface FakeTemplate {
@@ -36,6 +43,7 @@ export interface FakeTemplate {
   rejected_reason: string;
   /** As Meta returns them: an AUTHENTICATION template's texts are Meta's, its button a URL button. */
   components: any[];
+  parameter_format?: string;
 }
 
 export interface FakePhoneNumber {
@@ -71,7 +79,9 @@ export type FakeRoute =
   | 'create_template'
   | 'list_templates'
   | 'delete_template'
-  | 'get_template';
+  | 'get_template'
+  | 'upload_session'
+  | 'upload';
 
 const MANAGEMENT = 'whatsapp_business_management';
 const MESSAGING = 'whatsapp_business_messaging';
@@ -132,9 +142,22 @@ function noSuchObject(id: string): FakeAnswer {
 
 const PERMISSION_DENIED = () => graphError(403, 200, 'Permissions error', 'The token does not have access to this WhatsApp Business Account.');
 const PLACEHOLDERS = /\{\{\d+\}\}/g;
+const NAMED_PLACEHOLDERS = /\{\{([a-z0-9_]+)\}\}/g;
 
 function placeholders(text: unknown): number {
   return typeof text === 'string' ? new Set(text.match(PLACEHOLDERS) ?? []).size : 0;
+}
+
+function namedPlaceholders(text: unknown): string[] {
+  return typeof text === 'string' ? [...new Set([...text.matchAll(NAMED_PLACEHOLDERS)].map((match) => match[1]!))] : [];
+}
+
+/** The file types Meta's Resumable Upload API takes. */
+const UPLOAD_TYPES = ['application/pdf', 'image/jpeg', 'image/jpg', 'image/png', 'video/mp4'];
+const MEDIA_FORMATS = ['IMAGE', 'VIDEO', 'DOCUMENT'];
+
+function sorted(values: string[]): string {
+  return [...values].sort().join(',');
 }
 
 export class FakeGraphApi {
@@ -145,6 +168,8 @@ export class FakeGraphApi {
   readonly #failures = new Map<FakeRoute, FakeAnswer[]>();
   #server = createServer((request, response) => void this.#handle(request, response));
   #templateCount = 0;
+  /** Upload sessions by id ("upload:…"), and the handles given for uploaded files. */
+  readonly uploads = new Map<string, { fileLength: number; fileType: string; handle?: string; bytes?: Buffer }>();
   url = '';
 
   async start(): Promise<this> {
@@ -216,15 +241,19 @@ export class FakeGraphApi {
   async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
+    const raw = Buffer.concat(chunks);
+    const text = raw.toString('utf8');
     const url = new URL(request.url ?? '/', 'http://fake');
+    const json = request.headers['content-type']?.startsWith('application/json') ?? false;
     const recorded: RecordedRequest = {
       method: request.method ?? 'GET',
       path: url.pathname,
       query: url.searchParams,
       authorization: request.headers.authorization,
       contentType: request.headers['content-type'],
-      body: text === '' ? undefined : JSON.parse(text),
+      headers: request.headers,
+      body: text === '' || !json ? undefined : JSON.parse(text),
+      ...(!json && raw.length > 0 && { bytes: raw }),
     };
     this.requests.push(recorded);
     const answer = this.#answer(recorded);
@@ -243,6 +272,8 @@ export class FakeGraphApi {
     const [node, edge] = parts;
     const { method } = request;
     if (method === 'POST' && edge === 'messages') return 'send';
+    if (method === 'POST' && edge === 'uploads') return 'upload_session';
+    if (method === 'POST' && edge === undefined && node.startsWith('upload:')) return 'upload';
     if (method === 'GET' && node === 'debug_token' && edge === undefined) return 'debug_token';
     if (edge === 'phone_numbers' && method === 'GET') return 'phone_numbers';
     if (edge === 'subscribed_apps') return method === 'POST' ? 'subscribe' : method === 'GET' ? 'subscribed_apps' : undefined;
@@ -261,7 +292,9 @@ export class FakeGraphApi {
     if (!route) return graphError(400, 100, 'Invalid parameter', `Unsupported ${request.method} request to ${request.path}`);
     const failure = this.#failures.get(route)?.shift();
     if (failure) return failure;
-    const value = /^Bearer (.+)$/.exec(request.authorization ?? '')?.[1];
+    // The upload of a file's bytes authenticates with `OAuth {token}` (Meta's Resumable Upload API).
+    const scheme = route === 'upload' ? 'OAuth' : 'Bearer';
+    const value = new RegExp(`^${scheme} (.+)$`).exec(request.authorization ?? '')?.[1];
     const token = value === undefined ? undefined : this.tokens.get(value);
     if (value === undefined || token === undefined) {
       return graphError(401, 190, 'Error validating access token', 'The access token has expired or is invalid.');
@@ -309,6 +342,10 @@ export class FakeGraphApi {
       }
       case 'delete_template':
         return refused(node, MANAGEMENT) ?? this.#deleteTemplate(node, request.query);
+      case 'upload_session':
+        return this.#uploadSession(node, request.query);
+      case 'upload':
+        return this.#upload(node, request);
       case 'get_template': {
         const template = this.templates.get(node);
         if (!template || !reaches(template.waba)) return noSuchObject(node);
@@ -382,8 +419,15 @@ export class FakeGraphApi {
       );
     }
     const given = (type: string) => (body.template.components ?? []).find((component: any) => component.type === type);
+    const rich = this.#richSendProblem(template, body.template.components ?? []);
+    if (rich) return rich;
     const expected = (type: string) => placeholders(template.components.find((component) => component.type === type)?.text);
-    if (expected('HEADER') !== (given('header')?.parameters?.length ?? 0) || expected('BODY') !== (given('body')?.parameters?.length ?? 0)) {
+    const mediaHeader = template.components.some((component) => component.type === 'HEADER' && component.format !== undefined && component.format !== 'TEXT');
+    const named = (template as any).parameter_format === 'NAMED';
+    if (
+      (!mediaHeader && !named && expected('HEADER') !== (given('header')?.parameters?.length ?? 0)) ||
+      (!named && expected('BODY') !== (given('body')?.parameters?.length ?? 0))
+    ) {
       return graphError(400, 132000, 'Number of parameters does not match the expected number of params', 'parameter count mismatch');
     }
     if (template.category === 'AUTHENTICATION') {
@@ -405,6 +449,66 @@ export class FakeGraphApi {
     };
   }
 
+  /** POST /{app-id}/uploads?file_length=&file_type=: a session for one file, `{ id: "upload:…" }`. */
+  #uploadSession(appId: string, query: URLSearchParams): FakeAnswer {
+    if (appId !== FAKE_APP_ID) return noSuchObject(appId);
+    const fileLength = Number(query.get('file_length'));
+    const fileType = query.get('file_type') ?? '';
+    if (!Number.isInteger(fileLength) || fileLength <= 0) return graphError(400, 100, 'Invalid parameter', 'file_length is required');
+    if (!UPLOAD_TYPES.includes(fileType)) return graphError(400, 100, 'Invalid parameter', `file_type ${fileType} is not supported`);
+    const id = `upload:${Buffer.from(`session-${this.uploads.size + 1}`).toString('base64url')}`;
+    this.uploads.set(id, { fileLength, fileType });
+    return { status: 200, body: { id: `${id}?sig=ARZ${randomBytes(6).toString('hex')}` } };
+  }
+
+  /** POST /upload:{id} with `file_offset: 0` and the bytes: `{ h }`, the handle a template's example takes. */
+  #upload(id: string, request: RecordedRequest): FakeAnswer {
+    const session = this.uploads.get(id);
+    if (!session || !request.query.get('sig')) return noSuchObject(id);
+    if (request.headers.file_offset !== '0') return graphError(400, 100, 'Invalid parameter', 'file_offset must be 0 for a new upload');
+    if (request.bytes?.length !== session.fileLength) return graphError(400, 100, 'Invalid parameter', 'The file is not file_length bytes long');
+    session.bytes = request.bytes;
+    session.handle = `4::${Buffer.from(`${id}:${randomBytes(4).toString('hex')}`).toString('base64')}`;
+    return { status: 200, body: { h: session.handle } };
+  }
+
+  /** Meta's rules for the components beyond text: media and location headers, buttons, named parameters. */
+  #richTemplateProblem(body: any): string | undefined {
+    const components: any[] = body.components;
+    const named = body.parameter_format === 'NAMED';
+    for (const component of components) {
+      if (component.type === 'HEADER' && MEDIA_FORMATS.includes(component.format)) {
+        const handle = component.example?.header_handle;
+        if (!Array.isArray(handle) || handle.length !== 1 || typeof handle[0] !== 'string' || handle[0] === '') {
+          return `A ${component.format} header needs example.header_handle with one handle.`;
+        }
+        if (component.text !== undefined) return 'A media header has no text.';
+      }
+      if (component.type === 'HEADER' && component.format === 'LOCATION' && (component.text !== undefined || component.example !== undefined)) {
+        return 'A location header has no text or example.';
+      }
+      if (named && (component.type === 'BODY' || (component.type === 'HEADER' && component.format === 'TEXT'))) {
+        const names = namedPlaceholders(component.text);
+        const key = component.type === 'BODY' ? 'body_text_named_params' : 'header_text_named_params';
+        const given = (component.example?.[key] ?? []).map((param: any) => param.param_name);
+        if (names.length > 0 && sorted(names) !== sorted(given)) return `The ${component.type.toLowerCase()} needs ${key} for ${names.join(', ')}.`;
+      }
+      if (component.type === 'BUTTONS') {
+        const buttons: any[] = component.buttons ?? [];
+        const count = (type: string) => buttons.filter((button) => button.type === type).length;
+        if (buttons.length > 10 || count('URL') > 2 || count('PHONE_NUMBER') > 1 || count('COPY_CODE') > 1) return 'Too many buttons.';
+        for (const button of buttons) {
+          if (button.type === 'URL' && /\{\{1\}\}$/.test(button.url) && !(Array.isArray(button.example) && button.example.length === 1)) {
+            return 'A URL button with a variable needs an example.';
+          }
+          if (button.type === 'COPY_CODE' && typeof button.example !== 'string') return 'A copy code button needs an example.';
+          if (button.type === 'PHONE_NUMBER' && typeof button.phone_number !== 'string') return 'A phone number button needs phone_number.';
+        }
+      }
+    }
+    return undefined;
+  }
+
   /** Meta's rules for a new template, the ones a fake can check: examples, and the authentication model. */
   #templateProblem(body: any): string | undefined {
     const components: any[] = body.components;
@@ -422,6 +526,8 @@ export class FakeGraphApi {
       }
       return undefined;
     }
+    const rich = this.#richTemplateProblem(body);
+    if (rich) return rich;
     for (const component of components) {
       const count = placeholders(component.text);
       if (component.type === 'HEADER' && count > 0 && component.example?.header_text?.length !== count) return 'The header needs an example.';
@@ -462,8 +568,60 @@ export class FakeGraphApi {
       status: 'PENDING',
       rejected_reason: 'NONE',
       components,
+      ...(body.parameter_format !== undefined && { parameter_format: body.parameter_format }),
     });
     return { status: 200, body: { id, status: 'PENDING', category: body.category } };
+  }
+
+  /** A rich template's send, checked as Meta does: the header's kind, named parameters, button parameters. */
+  #richSendProblem(template: FakeTemplate, components: any[]): FakeAnswer | undefined {
+    const given = (type: string) => components.find((component: any) => component.type === type);
+    const header = template.components.find((component) => component.type === 'HEADER');
+    const format = header?.format ?? 'TEXT';
+    if (format !== 'TEXT') {
+      const parameter = given('header')?.parameters?.[0];
+      const kind = format.toLowerCase();
+      const ok =
+        format === 'LOCATION'
+          ? typeof parameter?.location?.latitude === 'number' && typeof parameter?.location?.longitude === 'number'
+          : parameter?.type === kind && typeof parameter?.[kind]?.link === 'string';
+      if (!ok || given('header').parameters.length !== 1) {
+        return graphError(400, 132012, 'Parameter format does not match format in the created template', `header: Format mismatch, expected ${format}, received ${String(parameter?.type ?? 'UNKNOWN').toUpperCase()}`);
+      }
+    }
+    if ((template as any).parameter_format === 'NAMED') {
+      for (const type of ['HEADER', 'BODY']) {
+        const names = namedPlaceholders(template.components.find((component) => component.type === type && (component.format ?? 'TEXT') === 'TEXT')?.text);
+        const sent = (given(type.toLowerCase())?.parameters ?? []).map((parameter: any) => parameter.parameter_name);
+        if (sorted(names) !== sorted(sent)) {
+          return graphError(400, 132000, 'Number of parameters does not match the expected number of params', `${type.toLowerCase()}: named parameters ${names.join(', ')} expected`);
+        }
+      }
+    }
+    if (template.category === 'AUTHENTICATION') return undefined;
+    const buttons: any[] = template.components.find((component) => component.type === 'BUTTONS')?.buttons ?? [];
+    const sentButtons = components.filter((component: any) => component.type === 'button');
+    for (const sent of sentButtons) {
+      const button = buttons[Number(sent.index)];
+      const subType = button?.type === 'URL' ? 'url' : button?.type === 'QUICK_REPLY' ? 'quick_reply' : button?.type === 'COPY_CODE' ? 'copy_code' : undefined;
+      if (typeof sent.index !== 'string' || subType === undefined || sent.sub_type !== subType) {
+        return graphError(400, 131009, 'Parameter value is not valid', `button at index ${sent.index}: no ${sent.sub_type} button there`);
+      }
+    }
+    for (const [index, button] of buttons.entries()) {
+      const sent = sentButtons.find((component: any) => component.index === String(index));
+      const parameter = sent?.parameters?.[0];
+      if (button.type === 'URL' && /\{\{1\}\}$/.test(button.url) && !(parameter?.type === 'text' && typeof parameter.text === 'string')) {
+        return graphError(400, 131008, 'Required parameter is missing', `button at index ${index} of type Url requires a parameter`);
+      }
+      if (button.type === 'COPY_CODE' && !(parameter?.type === 'coupon_code' && typeof parameter.coupon_code === 'string')) {
+        return graphError(400, 131008, 'Required parameter is missing', `button at index ${index} of type Copy code requires a coupon_code parameter`);
+      }
+      if (button.type === 'QUICK_REPLY' && sent && parameter?.type !== 'payload') {
+        return graphError(400, 131009, 'Parameter value is not valid', `button at index ${index}: a quick reply takes a payload`);
+      }
+    }
+    return undefined;
   }
 
   #deleteTemplate(waba: string, query: URLSearchParams): FakeAnswer {

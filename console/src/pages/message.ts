@@ -37,6 +37,13 @@ function details(message: DetailedMessage): HTMLElement {
   );
 }
 
+/** A TEXT header as written; a rich template's media or location header named (CONTRACT §9). */
+function headerText(header: NonNullable<DetailedMessage['content']['header']>): string {
+  if (typeof header === 'string') return header;
+  if (header.type === 'LOCATION') return `📍 ${header.name ?? `${header.latitude}, ${header.longitude}`}`;
+  return `${header.type}: ${header.link}`;
+}
+
 function content(message: DetailedMessage): HTMLElement {
   const rendered = message.content;
   return h(
@@ -46,7 +53,7 @@ function content(message: DetailedMessage): HTMLElement {
     h(
       'div',
       { class: 'bubble' },
-      rendered.header ? h('p', { class: 'bubble-header' }, rendered.header) : null,
+      rendered.header ? h('p', { class: 'bubble-header' }, headerText(rendered.header)) : null,
       h('p', { class: 'bubble-body' }, rendered.body),
       rendered.footer ? h('p', { class: 'bubble-footer' }, rendered.footer) : null,
     ),

@@ -11,13 +11,14 @@ import { MessageView } from '../messageView.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses, iso, Problem, Timestamp } from '../schemas.ts';
 import { sendingFor } from '../sendingFor.ts';
-import { IdempotencyHeaders, idempotencyKeyOf, SendAt, sendResult, Variables } from './messages.ts';
+import { BodyVariables, HeaderVariables, IdempotencyHeaders, idempotencyKeyOf, RichSendFields, SendAt, sendResult } from './messages.ts';
 
 const BatchItem = Type.Object(
   {
     to: Type.String({ maxLength: 32, description: 'E.164 with the leading +.' }),
-    variables: Type.Optional(Variables('BODY placeholder values: "1" fills {{1}}, and so on.')),
-    headerVariables: Type.Optional(Variables('HEADER placeholder values, the same way.')),
+    variables: Type.Optional(BodyVariables()),
+    headerVariables: Type.Optional(HeaderVariables()),
+    ...RichSendFields,
     sendAt: Type.Optional(SendAt),
   },
   { additionalProperties: false },

@@ -21,12 +21,66 @@ function sendJson(reply: FastifyReply, body: string) {
   return reply.type('application/json; charset=utf-8').send(body);
 }
 
+// Keys "1", "2"… (POSITIONAL templates), or parameter names (NAMED templates: lowercase letters,
+// digits and underscores). A POSITIONAL template refuses named keys as this schema refuses others.
 export const Variables = (description: string) =>
-  Type.Record(Type.String({ pattern: '^[1-9][0-9]{0,2}$' }), Type.String({ minLength: 1, maxLength: 1024 }), {
+  Type.Record(Type.String({ pattern: '^([1-9][0-9]{0,2}|(?![0-9]+$)[a-z0-9_]{1,100})$' }), Type.String({ minLength: 1, maxLength: 1024 }), {
     additionalProperties: false,
     maxProperties: 100,
     description,
   });
+
+export const BodyVariables = () =>
+  Variables('BODY placeholder values: "1" fills {{1}}, and so on; for a NAMED template, by name ("first_name" fills {{first_name}}).');
+export const HeaderVariables = () => Variables('TEXT HEADER placeholder values, the same way.');
+
+/** The fields a rich template's send takes (CONTRACT §9), beside the spec's. */
+export const RichSendFields = {
+  headerMedia: Type.Optional(
+    Type.Object(
+      {
+        link: Type.String({ maxLength: 2048, pattern: '^https://[^\\s]+$', description: 'An https URL the provider fetches the media from.' }),
+        filename: Type.Optional(Type.String({ minLength: 1, maxLength: 240, description: 'DOCUMENT: the file name the recipient sees.' })),
+      },
+      {
+        additionalProperties: false,
+        description: 'The media of an IMAGE, VIDEO or DOCUMENT header: required exactly when the template has one (422 template_variables_mismatch otherwise).',
+      },
+    ),
+  ),
+  headerLocation: Type.Optional(
+    Type.Object(
+      {
+        latitude: Type.Number({ minimum: -90, maximum: 90 }),
+        longitude: Type.Number({ minimum: -180, maximum: 180 }),
+        name: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+        address: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+      },
+      { additionalProperties: false, description: 'The place of a LOCATION header: required exactly when the template has one.' },
+    ),
+  ),
+  buttons: Type.Optional(
+    Type.Record(
+      Type.String({ pattern: '^(0|[1-9][0-9]?)$' }),
+      Type.Object(
+        {
+          text: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, description: 'URL button: the value of its `{{1}}` (required when its url has one).' })),
+          payload: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'QUICK_REPLY: the payload returned on a tap (default: the button’s text).' })),
+          couponCode: Type.Optional(Type.String({ minLength: 1, maxLength: 15, description: 'COPY_CODE: the code copied (required).' })),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        additionalProperties: false,
+        maxProperties: 10,
+        description:
+          'Button values by the button’s index in the template ("0", "1"…): `{ "text" }` for a URL button’s `{{1}}`, ' +
+          '`{ "payload" }` for a QUICK_REPLY, `{ "couponCode" }` for COPY_CODE. A key naming no such button, or a missing ' +
+          'required value, is 422 template_variables_mismatch.',
+      },
+    ),
+  ),
+};
 
 export const SendAt = Type.String({
   format: 'date-time',
@@ -40,8 +94,9 @@ const SendBody = Type.Object(
     to: Type.String({ maxLength: 32, description: 'E.164 with the leading +, e.g. +5511987654321.' }),
     template: Type.String({ minLength: 1, maxLength: 512, description: 'Name of an APPROVED template (case-sensitive).' }),
     language: Type.String({ minLength: 1, maxLength: 16, description: 'Must be the language the template was approved in.' }),
-    variables: Type.Optional(Variables('BODY placeholder values: "1" fills {{1}}, and so on.')),
-    headerVariables: Type.Optional(Variables('HEADER placeholder values, the same way.')),
+    variables: Type.Optional(BodyVariables()),
+    headerVariables: Type.Optional(HeaderVariables()),
+    ...RichSendFields,
     sendAt: Type.Optional(SendAt),
   },
   { additionalProperties: false },

@@ -8,12 +8,16 @@ import { authenticate } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { BEARER, errorResponses } from '../schemas.ts';
-import { Variables } from './messages.ts';
+import { ButtonContent, HeaderContent } from '../messageView.ts';
+import { BodyVariables, HeaderVariables, RichSendFields } from './messages.ts';
 
 const PreviewView = Type.Object({
-  header: Type.Union([Type.String(), Type.Null()]),
+  header: Type.Union([...HeaderContent.anyOf, Type.Null()], {
+    description: 'A TEXT header rendered, a media header’s type and link, a LOCATION header’s place; null without a header.',
+  }),
   body: Type.String(),
   footer: Type.Union([Type.String(), Type.Null()]),
+  buttons: Type.Optional(Type.Array(ButtonContent, { description: 'A rich template’s buttons with their resolved URL and payload.' })),
 });
 
 export async function templatePreviewRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
@@ -28,14 +32,17 @@ export async function templatePreviewRoutes(app: FastifyInstance, ctx: HttpConte
         tags: ['Templates'],
         summary: 'Render a template with variables, without sending',
         description:
-          'What a recipient would read, checked by the rules a send applies to its variables (400 validation_failed, 422 ' +
-          'template_variables_mismatch). Works whatever the template’s status, so a template can be previewed while PENDING.',
+          'What a recipient would see, checked by the rules a send applies to its values (400 validation_failed, 422 ' +
+          'template_variables_mismatch): the header (text, media type and link, or location), body, footer and, for a rich ' +
+          'template, its buttons with their resolved URL and payload. Takes the send’s `variables`, `headerVariables`, ' +
+          '`headerMedia`, `headerLocation` and `buttons`. Works whatever the template’s status, so a template can be previewed while PENDING.',
         security: BEARER,
         params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
         body: Type.Object(
           {
-            variables: Type.Optional(Variables('BODY placeholder values: "1" fills {{1}}, and so on.')),
-            headerVariables: Type.Optional(Variables('HEADER placeholder values, the same way.')),
+            variables: Type.Optional(BodyVariables()),
+            headerVariables: Type.Optional(HeaderVariables()),
+            ...RichSendFields,
           },
           { additionalProperties: false },
         ),
@@ -54,7 +61,12 @@ export async function templatePreviewRoutes(app: FastifyInstance, ctx: HttpConte
       const parts = templateParts(template);
       checkVariables(template, parts, item);
       const content = renderContent(parts, item);
-      return { header: content.header ?? null, body: content.body, footer: content.footer ?? null };
+      return {
+        header: content.header ?? null,
+        body: content.body,
+        footer: content.footer ?? null,
+        ...('buttons' in content && content.buttons !== undefined && { buttons: content.buttons }),
+      };
     },
   );
 }

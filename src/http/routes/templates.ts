@@ -1,81 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { newId } from '../../domain/ids.ts';
-import { registeredComponents, validateTemplate } from '../../domain/templates.ts';
-import { findProject } from '../../db/projects.ts';
-import { findProviderAccount } from '../../db/providerAccounts.ts';
-import {
-  componentsOf,
-  deleteTemplate,
-  findTemplate,
-  findTemplateByNameAndLanguage,
-  insertTemplate,
-  listTemplates,
-  recordTemplateSubmission,
-  type TemplateRow,
-} from '../../db/templates.ts';
-import { providerCredentialsOf } from '../../projectSecrets.ts';
-import type { ProviderCredentials, TemplateSubmission } from '../../providers/provider.ts';
+import { deleteTemplate, findTemplate, listTemplates } from '../../db/templates.ts';
+import { providerContextOf, submissionOf } from '../../templates/providerContext.ts';
+import { registerTemplate } from '../../templates/registerTemplate.ts';
 import { authenticate, authorizedWrite } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError, validationError } from '../errors.ts';
+import { ApiError } from '../errors.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 import { CreateTemplateBody, TemplateView, templateView } from './templateViews.ts';
 
 export { TemplateView, templateView };
 
-/**
- * How long a new template waits for the provider to answer its submission before the review
- * worker takes it up anyway (it does only if this process stopped in between).
- */
-const SUBMISSION_GRACE_MS = 60_000;
-
 export const TemplateIdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 
 export function templateNotFound(): ApiError {
   return new ApiError('not_found', 'No template of this project has that id.');
-}
-
-function templateExists(name: string, language: string): ApiError {
-  return new ApiError(
-    'template_exists',
-    `A template named '${name}' in ${language} is already registered; use another name or language, or delete it first.`,
-  );
-}
-
-interface ProviderContext {
-  credentials: ProviderCredentials | undefined;
-  businessAccountId: string | null;
-  /** What keeps templates from reaching the provider: its account was checked, and its business account is not known. */
-  problem: string | undefined;
-}
-
-async function providerContextOf(ctx: HttpContext, projectId: string): Promise<ProviderContext> {
-  const project = await findProject(ctx.database.db, projectId);
-  const credentials = project ? providerCredentialsOf(project, ctx.encryptionKey) : undefined;
-  const account = credentials ? await findProviderAccount(ctx.database.db, projectId) : undefined;
-  const businessAccountId = account?.business_account_id ?? null;
-  const problem =
-    account && account.checked_at !== null && businessAccountId === null && account.problem !== null
-      ? (JSON.parse(account.problem) as { message: string }).message
-      : undefined;
-  return { credentials, businessAccountId, problem };
-}
-
-function submissionOf(row: TemplateRow, provider: ProviderContext): TemplateSubmission & { providerTemplateId: string | null } {
-  return {
-    templateId: row.id,
-    projectId: row.project_id,
-    name: row.name,
-    language: row.language,
-    category: row.category,
-    components: componentsOf(row),
-    credentials: provider.credentials,
-    businessAccountId: provider.businessAccountId,
-    providerTemplateId: row.provider_template_id,
-  };
 }
 
 export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
@@ -93,7 +34,11 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
           'Each (name, language) pair can be registered once per project. The template is stored before it is ' +
           'submitted to the provider; if that submission fails, it is registered all the same (PENDING) and the ' +
           'review worker checks it with the provider. When the provider account cannot take templates (its business ' +
-          'account is unknown: see `provider.problem` on GET /v1/projects/me), the answer is 422 provider_setup_incomplete.',
+          'account is unknown: see `provider.problem` on GET /v1/projects/me), the answer is 422 provider_setup_incomplete. ' +
+          'Components follow Meta’s template JSON: media (IMAGE, VIDEO, DOCUMENT, with a sample) and LOCATION headers, ' +
+          'BUTTONS (QUICK_REPLY, URL, PHONE_NUMBER, COPY_CODE; OTP in AUTHENTICATION templates) and named parameters ' +
+          '(`parameter_format: NAMED`). A sample given as `example.header_url` is downloaded by svc and uploaded to the ' +
+          'provider; one that cannot be fetched or breaks a limit is 400 validation_failed naming it.',
         security: BEARER,
         body: CreateTemplateBody,
         response: {
@@ -103,62 +48,15 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
       },
     },
     async (request) => {
-      const { body } = request;
-      const errors = validateTemplate(body);
-      if (errors.length > 0) throw validationError(errors);
-      const { projectId } = request.auth;
-      const { db } = ctx.database;
-      // Checked first to answer a taken pair early; the unique constraint decides races.
-      if (await findTemplateByNameAndLanguage(db, projectId, body.name, body.language)) {
-        throw templateExists(body.name, body.language);
-      }
-      const provider = await providerContextOf(ctx, projectId);
-      if (provider.problem !== undefined) {
-        throw new ApiError('provider_setup_incomplete', `Templates cannot reach the provider yet: ${provider.problem}`);
-      }
-      const createdAt = Date.now();
-      const row: TemplateRow = {
-        id: newId('tpl', createdAt),
-        project_id: projectId,
-        name: body.name,
-        language: body.language,
-        category: body.category,
-        status: 'PENDING',
-        components: JSON.stringify(registeredComponents(body)),
-        rejection_reason: null,
-        provider_template_id: null,
-        // Should this process stop before the provider answers, the review worker takes it up then.
-        review_due_at: createdAt + SUBMISSION_GRACE_MS,
-        lease_expires_at: null,
-        created_at: createdAt,
-        updated_at: createdAt,
-        provider_status: null,
-        provider_status_reason: null,
-        provider_status_at: null,
-        category_history: null,
-        upcoming_category: null,
-      };
-      // Stored first, and only then sent: a lost race (409) or a revoked key (401) never leaves
-      // at the provider a template svc does not track.
-      await authorizedWrite(ctx, request, async (trx) => {
-        if ((await insertTemplate(trx, row)) === 'name_language_taken') throw templateExists(body.name, body.language);
-      });
-      let submission: { providerTemplateId: string | null; reviewDueAt: number };
-      try {
-        const submitted = await ctx.provider.submitTemplate(submissionOf(row, provider));
-        submission = { providerTemplateId: submitted.providerTemplateId, reviewDueAt: Date.now() + submitted.checkAfterMs };
-      } catch (error) {
-        // Registered all the same: it stays PENDING and the review worker asks the provider now
-        // (which takes it up, or rejects it), rather than the caller getting a 5xx for a template
-        // that exists.
-        request.log.warn({ err: error, templateId: row.id }, 'template submission to the provider failed; the review worker will check it');
-        submission = { providerTemplateId: null, reviewDueAt: Date.now() };
-      }
-      await db.transaction().execute(async (trx) => {
-        await recordTemplateSubmission(trx, row.id, submission);
-        await ctx.notifier.notifyInTransaction(trx, 'templates');
-      });
-      ctx.notifier.wakeLocal('templates');
+      const row = await registerTemplate(
+        { ...ctx, allowPrivateSamples: ctx.config.allowPrivateCallbacks },
+        {
+          projectId: request.auth.projectId,
+          draft: request.body,
+          write: (work) => authorizedWrite(ctx, request, work),
+          log: request.log,
+        },
+      );
       return templateView(row);
     },
   );

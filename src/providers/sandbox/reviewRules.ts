@@ -1,5 +1,5 @@
 import { bodyOf, findPlaceholders } from '../../domain/templates.ts';
-import type { TemplateCheck, TemplateComponent } from '../provider.ts';
+import type { ParameterFormat, TemplateCheck, TemplateComponent } from '../provider.ts';
 
 // How the sandbox reviews a template (README, "Sandbox"). Modelled on the reasons Meta rejects
 // templates for, made exact so tests can rely on them. Checked in this order; the first that
@@ -26,7 +26,12 @@ export function wordCount(text: string, placeholders: { start: number; end: numb
   return rest.split(/\s+/).filter((word) => /[\p{L}\p{N}]/u.test(word)).length;
 }
 
-export function sandboxReview(template: { name: string; category?: string; components: TemplateComponent[] }): TemplateCheck {
+export function sandboxReview(template: {
+  name: string;
+  category?: string;
+  components: TemplateComponent[];
+  parameterFormat?: ParameterFormat;
+}): TemplateCheck {
   if (template.name.startsWith(REJECT_PREFIX)) {
     return { status: 'REJECTED', reason: `The sandbox rejects every template whose name starts with "${REJECT_PREFIX}".` };
   }
@@ -34,16 +39,16 @@ export function sandboxReview(template: { name: string; category?: string; compo
   const body = bodyOf(template.components);
   if (body === undefined) return { status: 'REJECTED', reason: 'The template has no BODY component.' };
   const text = body.text.trim();
-  const placeholders = findPlaceholders(text);
+  const placeholders = findPlaceholders(text, template.parameterFormat);
   if (placeholders.length === 0) return { status: 'APPROVED' };
 
   const first = placeholders[0]!;
   const last = placeholders.at(-1)!;
   if (first.start === 0) {
-    return { status: 'REJECTED', reason: `The body starts with the placeholder {{${first.number}}}; put some text before it.` };
+    return { status: 'REJECTED', reason: `The body starts with the placeholder {{${first.key}}}; put some text before it.` };
   }
   if (last.end === text.length) {
-    return { status: 'REJECTED', reason: `The body ends with the placeholder {{${last.number}}}; put some text after it.` };
+    return { status: 'REJECTED', reason: `The body ends with the placeholder {{${last.key}}}; put some text after it.` };
   }
   const words = wordCount(text, placeholders);
   if (placeholders.length > words) {

@@ -32,6 +32,11 @@ export interface GraphCall {
   accessToken: string;
   query?: Record<string, string>;
   body?: unknown;
+  /** Bytes sent as they are (an upload), instead of a JSON body. */
+  bytes?: Uint8Array;
+  /** The Authorization header's scheme: Bearer (default), or OAuth as the Resumable Upload API asks. */
+  scheme?: 'Bearer' | 'OAuth';
+  headers?: Record<string, string>;
 }
 
 export interface GraphClientOptions {
@@ -94,12 +99,14 @@ export class GraphClient {
         method: call.method,
         signal: timeout,
         headers: {
-          authorization: `Bearer ${call.accessToken}`,
+          authorization: `${call.scheme ?? 'Bearer'} ${call.accessToken}`,
           'user-agent': USER_AGENT,
           accept: 'application/json',
           ...(call.body !== undefined && { 'content-type': 'application/json' }),
+          ...call.headers,
         },
         ...(call.body !== undefined && { body: JSON.stringify(call.body) }),
+        ...(call.bytes !== undefined && { body: call.bytes }),
       });
       const text = await response.body.text();
       let parsed: unknown;

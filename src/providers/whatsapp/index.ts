@@ -13,6 +13,9 @@ import type {
   TemplateDeletion,
   TemplateSubmission,
 } from '../provider.ts';
+import { isMediaFormat, mediaHeaderOf } from '../../domain/templates.ts';
+import { DownloadError } from '../../net/guardedDownload.ts';
+import { loadMediaSample } from '../../net/mediaSample.ts';
 import { checkAccount } from './account.ts';
 import { GraphClient, type GraphFailure, type GraphResult } from './client.ts';
 import { classifyGraphFailure, graphFailureError, isGraphOutage } from './errors.ts';
@@ -61,14 +64,25 @@ type WithProviderId = TemplateSubmission & { providerTemplateId: string | null }
 export class WhatsAppProvider implements Provider {
   readonly name = 'whatsapp';
   readonly submissionTimeoutMs: number;
+  readonly takesSampleUrls: boolean;
   readonly #client: GraphClient;
   readonly #database: Database;
   readonly #logger: Logger;
+  readonly #appId: string | undefined;
+  readonly #allowPrivateSamples: boolean;
 
-  constructor(settings: Config['whatsapp'], database: Database, logger: Logger, options: { timeoutMs?: number } = {}) {
+  constructor(
+    settings: Config['whatsapp'],
+    database: Database,
+    logger: Logger,
+    options: { timeoutMs?: number; allowPrivateSamples?: boolean } = {},
+  ) {
     const timeoutMs = options.timeoutMs ?? GRAPH_TIMEOUT_MS;
     this.#client = new GraphClient({ graphUrl: settings.graphUrl, apiVersion: settings.apiVersion, timeoutMs });
     this.submissionTimeoutMs = timeoutMs;
+    this.#appId = settings.appId;
+    this.takesSampleUrls = settings.appId !== undefined;
+    this.#allowPrivateSamples = options.allowPrivateSamples ?? false;
     this.#database = database;
     this.#logger = logger.child({ provider: 'whatsapp' });
   }
@@ -192,12 +206,65 @@ export class WhatsAppProvider implements Provider {
     await this.#client.close();
   }
 
-  async #createTemplate(businessAccountId: string, template: TemplateSubmission) {
+  /**
+   * The handle of a media sample svc must upload itself (given as example.header_url): the bytes
+   * registration fetched, or fetched again now, sent with Meta's Resumable Upload API — a session
+   * on the app (POST /{app-id}/uploads), then the bytes (POST /{upload-id}, `OAuth` token,
+   * `file_offset: 0`), which answers the handle `h`. Undefined when there is nothing to upload.
+   */
+  async #uploadedSample(template: TemplateSubmission): Promise<GraphResult<string | undefined>> {
+    const media = mediaHeaderOf(template.components);
+    const url = media?.example?.header_url?.[0];
+    if (!media || !isMediaFormat(media.format) || url === undefined || media.example?.header_handle !== undefined) {
+      return { ok: true, status: 200, body: undefined };
+    }
+    if (this.#appId === undefined) {
+      throw new Error('SVC_WHATSAPP_APP_ID is not set: media samples given by URL cannot be uploaded to Meta');
+    }
+    let sample = template.mediaSample;
+    try {
+      sample ??= await loadMediaSample(url, media.format, this.#allowPrivateSamples);
+    } catch (error) {
+      if (!(error instanceof DownloadError)) throw error;
+      // The sample cannot be used any more: Meta cannot review the template without it.
+      const message = `The ${media.format} sample at ${url} cannot be used: ${error.message}.`;
+      return { ok: false, failure: { kind: 'http', status: 400, error: { code: 100, message, error_user_title: 'Media sample unavailable', error_user_msg: message }, retryAfterMs: undefined } };
+    }
+    const { accessToken } = template.credentials!;
+    const session = await this.#client.call<{ id?: string }>({
+      method: 'POST',
+      path: `/${encodeURIComponent(this.#appId)}/uploads`,
+      accessToken,
+      query: { file_length: String(sample.bytes.length), file_type: sample.contentType },
+    });
+    if (!session.ok) return session;
+    const uploadId = session.body?.id;
+    if (typeof uploadId !== 'string' || !uploadId.startsWith('upload:')) throw new Error('the upload session answered without an upload id');
+    // The id goes into the path as Meta gives it ("upload:…", with its own query string).
+    const uploaded = await this.#client.call<{ h?: string }>({
+      method: 'POST',
+      path: `/${uploadId}`,
+      accessToken,
+      scheme: 'OAuth',
+      headers: { file_offset: '0', 'content-type': 'application/octet-stream' },
+      bytes: sample.bytes,
+    });
+    if (!uploaded.ok) return uploaded;
+    if (typeof uploaded.body?.h !== 'string') throw new Error('the upload answered without a handle');
+    return { ok: true, status: uploaded.status, body: uploaded.body.h };
+  }
+
+  async #createTemplate(businessAccountId: string, template: TemplateSubmission): Promise<GraphResult<GraphTemplate>> {
+    const sample = await this.#uploadedSample(template);
+    if (!sample.ok) {
+      this.#logger.warn({ templateId: template.templateId, error: graphFailureError(sample.failure) }, 'template media sample upload failed');
+      return sample;
+    }
     const result = await this.#client.call<GraphTemplate>({
       method: 'POST',
       path: `/${encodeURIComponent(businessAccountId)}/message_templates`,
       accessToken: template.credentials!.accessToken,
-      body: createTemplatePayload(template),
+      body: createTemplatePayload(template, sample.body),
     });
     if (!result.ok) {
       this.#logger.warn({ templateId: template.templateId, error: graphFailureError(result.failure) }, 'template submission refused');

@@ -1,7 +1,16 @@
 import { otpTypeOf } from '../../domain/authenticationTemplates.ts';
 import { exampleFor } from '../../domain/templateExamples.ts';
-import { bodyOf, footerOf, headerOf, otpButtonsOf } from '../../domain/templates.ts';
-import type { MessageSubmission, TemplateCheck, TemplateComponent, TemplateSubmission } from '../provider.ts';
+import { bodyOf, footerOf, headerOf, mediaHeaderOf, otpButtonsOf, templateButtonsOf } from '../../domain/templates.ts';
+import type {
+  MessageSubmission,
+  ParameterFormat,
+  RichButtonParameter,
+  RichSendParameters,
+  TemplateButton,
+  TemplateCheck,
+  TemplateComponent,
+  TemplateSubmission,
+} from '../provider.ts';
 
 // The JSON svc sends to and reads from the Graph API (WhatsApp Cloud API reference: messages,
 // message templates, authentication templates).
@@ -32,11 +41,13 @@ export const TEMPLATE_FIELDS = 'id,name,language,status,category,rejected_reason
 export function sendMessagePayload(message: MessageSubmission, codeButton: boolean) {
   const text = (value: string) => ({ type: 'text', text: value });
   const code = message.bodyParameters[0];
-  const components = [
-    ...(message.headerParameters.length > 0 ? [{ type: 'header', parameters: message.headerParameters.map(text) }] : []),
-    ...(message.bodyParameters.length > 0 ? [{ type: 'body', parameters: message.bodyParameters.map(text) }] : []),
-    ...(codeButton && code !== undefined ? [{ type: 'button', sub_type: 'url', index: '0', parameters: [text(code)] }] : []),
-  ];
+  const components = message.rich
+    ? richComponents(message, message.rich)
+    : [
+        ...(message.headerParameters.length > 0 ? [{ type: 'header', parameters: message.headerParameters.map(text) }] : []),
+        ...(message.bodyParameters.length > 0 ? [{ type: 'body', parameters: message.bodyParameters.map(text) }] : []),
+        ...(codeButton && code !== undefined ? [{ type: 'button', sub_type: 'url', index: '0', parameters: [text(code)] }] : []),
+      ];
   return {
     messaging_product: 'whatsapp',
     recipient_type: 'individual',
@@ -51,6 +62,42 @@ export function sendMessagePayload(message: MessageSubmission, codeButton: boole
     // Echoed back in every status webhook of this message: svc finds it by its own id.
     biz_opaque_callback_data: message.messageId,
   };
+}
+
+/** Values in Meta's shape: `parameter_name` beside each value of a NAMED template. */
+function textParameters(values: string[], names: string[] | undefined) {
+  return values.map((value, index) => (names ? { type: 'text', parameter_name: names[index], text: value } : { type: 'text', text: value }));
+}
+
+function buttonParameter(button: RichButtonParameter) {
+  switch (button.subType) {
+    case 'url':
+      return { type: 'text', text: button.text };
+    case 'quick_reply':
+      return { type: 'payload', payload: button.payload };
+    case 'copy_code':
+      return { type: 'coupon_code', coupon_code: button.couponCode };
+  }
+}
+
+/** A rich template message's components (Meta's send reference): header, body, then each button's. */
+function richComponents(message: MessageSubmission, rich: RichSendParameters) {
+  const header = rich.header;
+  let headerParameters: object[] = textParameters(message.headerParameters, rich.named ? message.headerParameterNames : undefined);
+  if (header?.type === 'location') {
+    const { latitude, longitude, name, address } = header;
+    headerParameters = [{ type: 'location', location: { latitude, longitude, ...(name !== undefined && { name }), ...(address !== undefined && { address }) } }];
+  } else if (header) {
+    const media = { link: header.link, ...(header.type === 'document' && header.filename !== undefined && { filename: header.filename }) };
+    headerParameters = [{ type: header.type, [header.type]: media }];
+  }
+  return [
+    ...(headerParameters.length > 0 ? [{ type: 'header', parameters: headerParameters }] : []),
+    ...(message.bodyParameters.length > 0
+      ? [{ type: 'body', parameters: textParameters(message.bodyParameters, rich.named ? message.bodyParameterNames : undefined) }]
+      : []),
+    ...(rich.buttons ?? []).map((button) => ({ type: 'button', sub_type: button.subType, index: button.index, parameters: [buttonParameter(button)] })),
+  ];
 }
 
 /** An AUTHENTICATION template, in Meta's authentication model: no texts, Meta writes them. */
@@ -83,29 +130,55 @@ function authenticationPayload(components: readonly TemplateComponent[]) {
   ];
 }
 
-/** HEADER, BODY and FOOTER with their texts and example values (the customer's, or derived). */
-function standardPayload(components: readonly TemplateComponent[]) {
+/** A button as Meta takes it at creation. */
+function buttonPayload(button: TemplateButton) {
+  switch (button.type) {
+    case 'QUICK_REPLY':
+      return { type: 'QUICK_REPLY', text: button.text };
+    case 'URL':
+      return { type: 'URL', text: button.text, url: button.url, ...(button.example !== undefined && { example: button.example }) };
+    case 'PHONE_NUMBER':
+      return { type: 'PHONE_NUMBER', text: button.text, phone_number: button.phone_number };
+    case 'COPY_CODE':
+      return { type: 'COPY_CODE', example: button.example };
+  }
+}
+
+/**
+ * HEADER (text, media with its sample's handle, or location), BODY and FOOTER with their texts
+ * and example values (the customer's, or derived), and BUTTONS.
+ */
+function standardPayload(components: readonly TemplateComponent[], format: ParameterFormat, sampleHandle: string | undefined) {
   const header = headerOf(components);
+  const media = mediaHeaderOf(components);
   const body = bodyOf(components)!;
   const footer = footerOf(components);
+  const buttons = templateButtonsOf(components);
   const withExample = (component: NonNullable<typeof header>) => {
-    const example = exampleFor(component);
+    const example = exampleFor(component, format);
     return example ? { example } : {};
   };
+  const handle = sampleHandle ?? media?.example?.header_handle?.[0];
   return [
     ...(header ? [{ type: 'HEADER', format: 'TEXT', text: header.text, ...withExample(header) }] : []),
+    ...(media ? [{ type: 'HEADER', format: media.format, ...(handle !== undefined && { example: { header_handle: [handle] } }) }] : []),
     { type: 'BODY', text: body.text, ...withExample(body) },
     ...(footer ? [{ type: 'FOOTER', text: footer.text }] : []),
+    ...(buttons.length > 0 ? [{ type: 'BUTTONS', buttons: buttons.map(buttonPayload) }] : []),
   ];
 }
 
-export function createTemplatePayload(template: TemplateSubmission) {
+/** The template as Meta's POST /{waba-id}/message_templates takes it; `sampleHandle`: a media sample uploaded by svc. */
+export function createTemplatePayload(template: TemplateSubmission, sampleHandle?: string) {
   const authentication = template.category === 'AUTHENTICATION';
+  const format = template.parameterFormat ?? 'POSITIONAL';
   return {
     name: template.name,
     language: template.language,
     category: template.category,
-    components: authentication ? authenticationPayload(template.components) : standardPayload(template.components),
+    // Only for NAMED: the spec's templates are sent exactly as before.
+    ...(format === 'NAMED' && { parameter_format: 'NAMED' }),
+    components: authentication ? authenticationPayload(template.components) : standardPayload(template.components, format, sampleHandle),
   };
 }
 
@@ -120,7 +193,8 @@ export function sameTemplate(found: GraphTemplate, template: TemplateSubmission)
   const ours = (type: 'HEADER' | 'BODY' | 'FOOTER') =>
     (type === 'HEADER' ? headerOf : type === 'BODY' ? bodyOf : footerOf)(template.components)?.text;
   const hasButtons = found.components?.some((component) => component.type?.toUpperCase() === 'BUTTONS') ?? false;
-  return !hasButtons && (['HEADER', 'BODY', 'FOOTER'] as const).every((type) => theirs(type) === ours(type));
+  const oursHasButtons = templateButtonsOf(template.components).length > 0;
+  return hasButtons === oursHasButtons && (['HEADER', 'BODY', 'FOOTER'] as const).every((type) => theirs(type) === ours(type));
 }
 
 /** A rejection reason a person can act on, from Meta's reason code (NONE when it gives none). */
