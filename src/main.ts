@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { Role } from './config.ts';
 import { registerClientCommands } from './cli/index.ts';
@@ -45,7 +46,7 @@ function databaseLocation(): string {
 
 async function serve(role: Role): Promise<void> {
   const [{ loadConfig }, { createApp }] = await Promise.all([import('./config.ts'), import('./app.ts')]);
-  const config = loadConfig();
+  const config = loadConfig(process.env, role);
   const app = await createApp(config, { role });
   const url = await app.start();
   app.logger.info({ role, url, opsUrl: app.opsUrl, provider: config.provider }, 'svc started');
@@ -88,7 +89,28 @@ async function migrate(): Promise<void> {
   }
 }
 
-const program = new Command('svc').description('Outbound business-messaging service');
+/**
+ * Stops this process when the one that started it is gone. A launcher that runs svc through a
+ * shell (`npx svc`, an npm script without `exec`) forwards SIGTERM to that shell, which dies
+ * without passing it on: svc would be left running, re-parented to PID 1. Seeing its parent
+ * change, svc sends itself SIGTERM, so that `serve` shuts down as a process manager asked.
+ * Started by PID 1 itself (a container, systemd), the parent never changes and this never fires.
+ */
+function stopWithParent(): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    process.kill(process.pid, 'SIGTERM');
+  }, 500);
+  timer.unref();
+}
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const program = new Command('svc')
+  .description('Outbound business-messaging service')
+  .version(version, '-V, --version', 'print svc\'s version');
+stopWithParent();
 program
   .command('serve')
   .description('run the service: the HTTP API, the workers, or both')

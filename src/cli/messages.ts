@@ -102,7 +102,7 @@ export function registerMessageCommands(program: Command): void {
     const api = signedIn();
     const events = new EventFeed(api, sinceMs);
     const queued = new NewMessages(sinceMs);
-    process.once('SIGINT', () => process.exit(0));
+    process.on('SIGINT', () => process.exit(0));
     out.note(`Following this project's messages from ${new Date(sinceMs).toISOString()}; Ctrl-C to stop.`);
     for (;;) {
       // Events first: a message whose change is read here was committed before the list of new
