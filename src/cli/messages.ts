@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Message, MessageEvent, PagedQuery } from '@svc/sdk';
+import type { Message, MessageEvent, PagedQuery } from '#sdk';
 import { signedIn } from './api.ts';
 import { group, leaf, runs } from './command.ts';
 import { EventFeed, LOOKBACK_MS, sinceOf } from './eventFeed.ts';

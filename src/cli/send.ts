@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { Message, Problem } from '@svc/sdk';
+import type { Message, Problem } from '#sdk';
 import { type Session, signedIn } from './api.ts';
 import { collect, leaf, runs } from './command.ts';
 import {

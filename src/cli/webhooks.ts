@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Command } from 'commander';
-import { signWebhook } from '@svc/sdk';
+import { signWebhook } from '#sdk';
 import { signedIn } from './api.ts';
 import { group, leaf, runs } from './command.ts';
 import { listenSecret } from './configStore.ts';

@@ -1,4 +1,4 @@
-import type { ApiKey, CreatedApiKey } from '@svc/sdk';
+import type { ApiKey, CreatedApiKey } from '#sdk';
 import { seg } from '../api.ts';
 import { field, h, replace, table, time } from '../dom.ts';
 import type { Page, PageContext } from '../page.ts';

@@ -1,4 +1,4 @@
-import type { Template } from '@svc/sdk';
+import type { Template } from '#sdk';
 import { badge, field, h, replace, table, time } from '../dom.ts';
 import type { Page, PageContext } from '../page.ts';
 import { fillPlaceholders, placeholderCount } from '../templateText.ts';
