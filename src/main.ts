@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { Role } from './config.ts';
 import { registerClientCommands } from './cli/index.ts';
+import { stopWithParent } from './cli/parentWatch.ts';
 
 // The service's own commands (serve, migrate, projects disable|enable) load the service's
 // modules when they run, so the client commands (src/cli) start without them.
@@ -87,23 +88,6 @@ async function migrate(): Promise<void> {
   } finally {
     await database.close();
   }
-}
-
-/**
- * Stops this process when the one that started it is gone. A launcher that runs svc through a
- * shell (`npx svc`, an npm script without `exec`) forwards SIGTERM to that shell, which dies
- * without passing it on: svc would be left running, re-parented to PID 1. Seeing its parent
- * change, svc sends itself SIGTERM, so that `serve` shuts down as a process manager asked.
- * Started by PID 1 itself (a container, systemd), the parent never changes and this never fires.
- */
-function stopWithParent(): void {
-  const parent = process.ppid;
-  const timer = setInterval(() => {
-    if (process.ppid === parent) return;
-    clearInterval(timer);
-    process.kill(process.pid, 'SIGTERM');
-  }, 500);
-  timer.unref();
 }
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
