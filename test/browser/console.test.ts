@@ -388,6 +388,38 @@ describe('the web console in Chromium', { skip: missing }, () => {
     });
   });
 
+  it('fits a 360 px phone on every list page: no page scrolling sideways, every button on screen', async () => {
+    // An endpoint with a long URL, so that the webhooks table has something wide to hold.
+    const endpoint = await api('POST', '/v1/webhook-endpoints', { url: `${receiver.url}/a-rather-long-path/for/a/narrow/screen/${'x'.repeat(60)}` });
+    assert.equal(endpoint.status, 201, endpoint.text);
+    await page.setViewportSize({ width: 360, height: 780 });
+    try {
+      for (const [label, ready] of [
+        ['Messages', 'td[data-status]'],
+        ['Webhooks', 'main table td'],
+        ['Deliveries', 'main table td'],
+        ['API keys', 'main table td'],
+        ['Templates', 'main table td'],
+        ['Batches', 'main table td'],
+      ] as const) {
+        await step(label, 'nothing wider than 360 px, and each button within the screen', async () => {
+          await nav(label);
+          await page.locator(ready).first().waitFor();
+          assert.ok(Number(await page.evaluate('document.documentElement.scrollWidth')) <= 360, 'the page scrolls sideways');
+          for (const button of await page.locator('main button').all()) {
+            if (!(await button.isVisible())) continue;
+            const box = (await button.boundingBox())!;
+            assert.ok(box.x >= 0 && box.x + box.width <= 360, `"${await button.textContent()}" is off-screen (x ${box.x}, width ${box.width})`);
+          }
+          await shoot(`phone-${label.toLowerCase().replace(/\W+/g, '-')}`);
+        });
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await api('DELETE', `/v1/webhook-endpoints/${endpoint.body.id}`);
+    }
+  });
+
   it('signs out, forgetting the key, and a revoked key in a tab signs that tab out', async () => {
     await step('Messages', 'Sign out to clear session storage and show the sign-in form', async () => {
       await page.getByRole('button', { name: 'Sign out' }).click();
