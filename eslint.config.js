@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/'] },
+  { ignores: ['node_modules/', 'data/', 'sdk/dist/', 'dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

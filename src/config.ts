@@ -170,11 +170,20 @@ function httpLimits(env: Env): Config['http'] {
   };
 }
 
-function opsPort(env: Env): number | undefined {
+/**
+ * The operator port's default sits next to the API port, one per role, so that an `api` and a
+ * `worker` process started with the same environment on one host do not collide: PORT+1 for
+ * `api` and `all`, PORT+2 for `worker`. With PORT=0 (tests, several processes) a free one too.
+ */
+export function defaultOpsPort(port: number, role: Role): number {
+  if (port === 0) return 0;
+  return Math.min(65535, port + (role === 'worker' ? 2 : 1));
+}
+
+function opsPort(env: Env, role: Role): number | undefined {
   if (read(env, 'SVC_OPS_PORT') === 'off') return undefined;
-  // By default next to the API port; with PORT=0 (tests, several processes) a free one too.
   const port = integer(env, 'PORT', 8080, 0, 65535);
-  return integer(env, 'SVC_OPS_PORT', port === 0 ? 0 : Math.min(65535, port + 1), 0, 65535);
+  return integer(env, 'SVC_OPS_PORT', defaultOpsPort(port, role), 0, 65535);
 }
 
 function logFormat(env: Env): 'json' | 'pretty' {
@@ -199,7 +208,8 @@ function checkCombinations(env: Env): void {
 }
 
 /** Reads every setting from the environment once; an invalid value names its variable. */
-export function loadConfig(env: Env = process.env): Config {
+/** The settings from the environment; `role` only picks the operator port's default. */
+export function loadConfig(env: Env = process.env, role: Role = 'all'): Config {
   checkCombinations(env);
   const signup = oneOf(env, 'SVC_SIGNUP', ['open', 'closed'], 'open');
   const adminToken = read(env, 'SVC_ADMIN_TOKEN');
@@ -247,7 +257,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     shutdownTimeoutMs: integer(env, 'SVC_SHUTDOWN_TIMEOUT_MS', 8000, 100, 60_000),
     http: httpLimits(env),
-    opsPort: opsPort(env),
+    opsPort: opsPort(env, role),
     opsHost: read(env, 'SVC_OPS_HOST') ?? read(env, 'HOST') ?? '127.0.0.1',
     logFormat: logFormat(env),
     workerStallMs: integer(env, 'SVC_WORKER_STALL_MS', 60_000, 1000, 86_400_000),

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { Role } from './config.ts';
 import { registerClientCommands } from './cli/index.ts';
+import { stopWithParent } from './cli/parentWatch.ts';
 
 // The service's own commands (serve, migrate, projects disable|enable) load the service's
 // modules when they run, so the client commands (src/cli) start without them.
@@ -45,7 +47,7 @@ function databaseLocation(): string {
 
 async function serve(role: Role): Promise<void> {
   const [{ loadConfig }, { createApp }] = await Promise.all([import('./config.ts'), import('./app.ts')]);
-  const config = loadConfig();
+  const config = loadConfig(process.env, role);
   const app = await createApp(config, { role });
   const url = await app.start();
   app.logger.info({ role, url, opsUrl: app.opsUrl, provider: config.provider }, 'svc started');
@@ -88,7 +90,11 @@ async function migrate(): Promise<void> {
   }
 }
 
-const program = new Command('svc').description('Outbound business-messaging service');
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const program = new Command('svc')
+  .description('Outbound business-messaging service')
+  .version(version, '-V, --version', 'print svc\'s version');
+stopWithParent();
 program
   .command('serve')
   .description('run the service: the HTTP API, the workers, or both')

@@ -86,6 +86,11 @@ describe('config', () => {
     }
     assert.equal(loadConfig({ PORT: '9000' }).opsPort, 9001, 'the operator port sits next to the API port');
     assert.equal(loadConfig({ PORT: '0' }).opsPort, 0);
+    // One environment, two roles on one host: api and worker get operator ports of their own.
+    assert.equal(loadConfig({ PORT: '9000' }, 'api').opsPort, 9001);
+    assert.equal(loadConfig({ PORT: '9000' }, 'worker').opsPort, 9002);
+    assert.equal(loadConfig({ PORT: '0' }, 'worker').opsPort, 0);
+    assert.equal(loadConfig({ PORT: '9000', SVC_OPS_PORT: '9100' }, 'worker').opsPort, 9100);
     assert.equal(loadConfig({ SVC_OPS_PORT: 'off' }).opsPort, undefined);
   });
 

@@ -1,4 +1,4 @@
-import { createSvcClient, nextLink, SvcError, type SvcClient } from '@svc/sdk';
+import { createSvcClient, nextLink, SvcError, type SvcClient } from '#sdk';
 
 // The console's one door to svc: the SDK's client, on the origin that served the console, with
 // the signed-in key. Pages ask it for data and get SvcError for error answers.

@@ -84,6 +84,17 @@ export function field(label: string, control: HTMLElement, hint?: string): HTMLE
 
 /** A table with a caption, its head, and a body the caller fills (and may refill). */
 export function table(caption: string, headings: string[], body: HTMLTableSectionElement): HTMLElement {
+  // Each cell carries its column's heading, which a phone shows above the value (a row becomes
+  // a card there: see styles.css). Pages redraw rows, so new ones are labelled as they come.
+  const label = () => {
+    for (const row of body.rows) {
+      for (const [index, cell] of [...row.cells].entries()) {
+        if (cell.colSpan === 1 && headings[index] && !cell.hasAttribute('data-label')) cell.setAttribute('data-label', headings[index]);
+      }
+    }
+  };
+  label();
+  new MutationObserver(label).observe(body, { childList: true, subtree: true });
   return h(
     'div',
     { class: 'table-wrap', role: 'region', 'aria-label': caption, tabindex: 0 },

@@ -8,11 +8,47 @@ export function errorText(error: unknown): string {
   if (error instanceof SvcError) {
     const problem = error.problem;
     if (!problem) return `The server answered ${error.status}.`;
-    const fields = (problem.errors ?? []).map((item) => item.message).filter((message) => message !== problem.detail);
-    return [problem.detail, ...fields].join(' ') + (error.requestId ? ` (request ${error.requestId})` : '');
+    const fields = (problem.errors ?? []).map((item) => readableMessage(item.message)).filter((message) => message !== readableMessage(problem.detail));
+    return [readableMessage(problem.detail), ...fields].join(' ') + (error.requestId ? ` (request ${error.requestId})` : '');
   }
   if (error instanceof TypeError) return 'The server could not be reached. Is svc running?';
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A field named by a JSON pointer, in words: `/to` → “to”, `/items/2/to` → “to” (items #3),
+ * `/` → the request. The API names fields by pointer; people read names.
+ */
+export function readableField(pointer: string): string {
+  const parts = pointer.split('/').slice(1).filter((part) => part !== '').map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (parts.length === 0) return 'The request';
+  const lastName = parts.findLastIndex((part) => !/^\d+$/.test(part));
+  const name = lastName === -1 ? `#${Number(parts.at(-1)) + 1}` : `“${parts[lastName]}”`;
+  const context = parts
+    .filter((_, index) => index !== lastName)
+    .map((part) => (/^\d+$/.test(part) ? `#${Number(part) + 1}` : part))
+    .join(' ');
+  return context ? `${name} (${context})` : name;
+}
+
+/** A server message that starts with a field's pointer ("/to must be…"), with the field in words. */
+export function readableMessage(message: string): string {
+  const match = /^(\/[^\s]*)\s(.*)$/s.exec(message);
+  if (!match) return message;
+  const words = readableField(match[1]!);
+  return `${words.charAt(0).toUpperCase()}${words.slice(1)} ${match[2]}`;
+}
+
+/** A button that copies `text`, saying in `report` whether it could. */
+export function copyButton(text: () => string, report: (message: string) => void, label = 'Copy'): HTMLButtonElement {
+  const button = h('button', { type: 'button', class: 'secondary small' }, label);
+  button.addEventListener('click', () => {
+    void (navigator.clipboard ? navigator.clipboard.writeText(text()) : Promise.reject(new Error('no clipboard'))).then(
+      () => report('Copied to the clipboard.'),
+      () => report('Copying is not allowed here: select the text and copy it.'),
+    );
+  });
+  return button;
 }
 
 export function alertBox(error: unknown): HTMLElement {

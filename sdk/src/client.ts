@@ -9,13 +9,13 @@ export interface SvcClientOptions {
   /** Where svc answers, e.g. `http://127.0.0.1:8080` (no trailing /v1). */
   baseUrl: string;
   /** An API key (`svc_live_…`), sent as `Authorization: Bearer`. Only POST /v1/projects works without. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Retries of 429 and 503 answers (honouring Retry-After); `false` turns them off. */
-  retry?: RetryOptions | false;
+  retry?: RetryOptions | false | undefined;
   /** Headers sent with every request. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** The fetch to use (default globalThis.fetch). */
-  fetch?: (request: Request) => Promise<Response>;
+  fetch?: ((request: Request) => Promise<Response>) | undefined;
 }
 
 /** The generated, typed client (openapi-fetch) plus paginate(). */
@@ -27,7 +27,7 @@ export type SvcClient = Client<paths> & {
    */
   paginate<P extends PagedPath>(
     path: P,
-    options?: { query?: PagedQuery<P>; signal?: AbortSignal },
+    options?: { query?: PagedQuery<P> | undefined; signal?: AbortSignal | undefined },
   ): AsyncIterableIterator<PagedItem<P>>;
 };
 
@@ -63,7 +63,7 @@ export function createSvcClient(options: SvcClientOptions): SvcClient {
 
   async function* paginate<P extends PagedPath>(
     path: P,
-    pageOptions: { query?: PagedQuery<P>; signal?: AbortSignal } = {},
+    pageOptions: { query?: PagedQuery<P> | undefined; signal?: AbortSignal | undefined } = {},
   ): AsyncIterableIterator<PagedItem<P>> {
     let query: Record<string, unknown> | undefined = pageOptions.query;
     for (;;) {

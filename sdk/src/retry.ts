@@ -7,11 +7,11 @@
 
 export interface RetryOptions {
   /** Retries after the first attempt (default 3; 0 turns retries off). */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** The longest wait before one retry, in ms (default 30 000). */
-  maxDelayMs?: number;
+  maxDelayMs?: number | undefined;
   /** The first backoff when the answer has no Retry-After, in ms (default 500; doubles each time). */
-  baseDelayMs?: number;
+  baseDelayMs?: number | undefined;
 }
 
 const SAFE_TO_REPEAT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);

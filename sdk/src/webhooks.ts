@@ -95,9 +95,9 @@ export interface VerifyWebhookOptions {
   /** The project's `whsec_` secret; during a rotation, both the new and the old one. */
   secret: string | readonly string[];
   /** How far `webhook-timestamp` may be from now, either way (default 300 s). */
-  toleranceSeconds?: number;
+  toleranceSeconds?: number | undefined;
   /** The current time in ms (default Date.now()); for tests. */
-  now?: number;
+  now?: number | undefined;
 }
 
 /**

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { createSvcClient, SvcError, unwrap } from '@svc/sdk';
+import { createSvcClient, SvcError, unwrap } from '../src/index.ts';
 import { databaseKinds } from '../../test/support/databases.ts';
 import { sendBody, senderAt } from '../../test/support/sending.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { createSvcClient, signWebhook, unwrap, verifyWebhook, WebhookVerificationError } from '@svc/sdk';
+import { createSvcClient, signWebhook, unwrap, verifyWebhook, WebhookVerificationError } from '../src/index.ts';
 import { databaseKinds } from '../../test/support/databases.ts';
 import { sendBody, senderAt } from '../../test/support/sending.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';

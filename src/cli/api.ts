@@ -7,7 +7,7 @@ import {
   type SvcClient,
   SvcError,
   unwrap,
-} from '@svc/sdk';
+} from '#sdk';
 import { configPath, DEFAULT_BASE_URL, readConfig } from './configStore.ts';
 import { CliError, EXIT } from './exitCodes.ts';
 

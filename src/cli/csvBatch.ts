@@ -9,6 +9,8 @@ import { usageError } from './exitCodes.ts';
 // most 1,000, each chunk with an Idempotency-Key derived from the file's bytes, the send's
 // settings and the chunk's index, so a re-run sends the same requests and the API replays those
 // it already took. A state file records each chunk's answer, so a re-run skips them outright.
+// It also records each accepted row's identity (recipient, template, language): after the file
+// is edited (say, its rejected rows fixed), a re-run sends only the rows not accepted before.
 
 export const MAX_CHUNK = 1000;
 
@@ -54,13 +56,27 @@ export interface ChunkResult {
 }
 
 export interface BatchState {
-  version: 1;
-  /** sha256 of the file's bytes and the settings: a state of other content or settings is not reused. */
+  version: 2;
+  /** sha256 of the file's bytes and the settings: a state of other content or settings is not resumed. */
   fingerprint: string;
   template: string;
   language: string;
   total: number;
   chunks: Record<string, ChunkResult>;
+  /**
+   * The identities (rowIdentity) accepted by runs over earlier contents of the file: these rows
+   * are left out of this content's chunks. Fixed when this content's run starts, so that a resumed
+   * run cuts the same chunks (and sends the same keys).
+   */
+  carried: string[];
+  /** Every identity accepted so far: carried, plus this content's accepted rows. */
+  accepted: string[];
+}
+
+/** A row's identity across edits of its file: who gets which template. */
+export function rowIdentity(template: string, language: string, item: BatchItem): string {
+  const to = item.to.replace(/[^\d+]/g, '');
+  return createHash('sha256').update(JSON.stringify([template, language, to])).digest('hex').slice(0, 32);
 }
 
 // Body and header variables by number or (NAMED templates) by name; a media header's link and file
@@ -156,6 +172,12 @@ export function fingerprintOf(content: Buffer, settings: BatchSettings): string 
     .digest('hex');
 }
 
+/** What names one run's chunks: the content, and the rows left out as accepted before (if any). */
+export function runKeyOf(fingerprint: string, carried: readonly string[]): string {
+  if (carried.length === 0) return fingerprint;
+  return createHash('sha256').update(fingerprint).update([...carried].sort().join('\n')).digest('hex');
+}
+
 /** The Idempotency-Key of one chunk: the same on every run over the same file and settings. */
 export function chunkKey(fingerprint: string, index: number): string {
   return `svc-csv-${fingerprint.slice(0, 40)}-${index}`;
@@ -167,25 +189,39 @@ export function chunksOf<T>(rows: readonly T[], size: number): T[][] {
   return chunks;
 }
 
-/** Beside the CSV when its folder is writable, else in the config folder under the fingerprint. */
-export function statePathFor(csvPath: string, fingerprint: string, chosen?: string): string {
+/**
+ * Beside the CSV when its folder is writable, else in the config folder under the file's path:
+ * one state per file, whatever its content, so that an edited file finds what was accepted.
+ */
+export function statePathFor(csvPath: string, chosen?: string): string {
   if (chosen !== undefined) return resolve(chosen);
   const beside = `${resolve(csvPath)}.svc-batch.json`;
   try {
     accessSync(dirname(beside), constants.W_OK);
     return beside;
   } catch {
-    return join(configDir(), 'batches', `${basename(csvPath)}-${fingerprint.slice(0, 16)}.json`);
+    const place = createHash('sha256').update(resolve(csvPath)).digest('hex').slice(0, 16);
+    return join(configDir(), 'batches', `${basename(csvPath)}-${place}.json`);
   }
 }
 
-/** The saved state when it belongs to this content and these settings; else a fresh one. */
+/**
+ * The saved state when it belongs to this content and these settings (resumed); else a fresh
+ * one that carries the rows accepted over the file's earlier contents, same template and language.
+ */
 export function loadState(path: string, fresh: BatchState): { state: BatchState; resumed: boolean } {
+  let saved: Omit<Partial<BatchState>, 'version'> & { version?: number };
   try {
-    const saved = JSON.parse(readFileSync(path, 'utf8')) as BatchState;
-    if (saved.version === 1 && saved.fingerprint === fresh.fingerprint) return { state: saved, resumed: true };
+    saved = JSON.parse(readFileSync(path, 'utf8')) as typeof saved;
   } catch {
     // No state yet, or unreadable: start over (the chunks' keys still prevent duplicates).
+    return { state: fresh, resumed: false };
+  }
+  if (saved.fingerprint === fresh.fingerprint && (saved.version === 1 || saved.version === 2)) {
+    return { state: { ...fresh, ...saved, version: 2, carried: saved.carried ?? [], accepted: saved.accepted ?? [] }, resumed: true };
+  }
+  if (saved.version === 2 && saved.template === fresh.template && saved.language === fresh.language && Array.isArray(saved.accepted)) {
+    return { state: { ...fresh, carried: [...saved.accepted], accepted: [...saved.accepted] }, resumed: false };
   }
   return { state: fresh, resumed: false };
 }

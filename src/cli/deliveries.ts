@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { PagedQuery, WebhookDelivery } from '@svc/sdk';
+import type { PagedQuery, WebhookDelivery } from '#sdk';
 import { signedIn } from './api.ts';
 import { group, leaf, runs } from './command.ts';
 import { usageError } from './exitCodes.ts';

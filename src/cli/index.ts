@@ -9,6 +9,7 @@ import { registerProjectCommands } from './projects.ts';
 import { registerSendCommand } from './send.ts';
 import { registerTemplateCommands } from './templates.ts';
 import { registerWebhookCommands } from './webhooks.ts';
+import { registerBatchCommands, registerCredentialsShow, registerSecretCommands, registerSuppressionCommands, registerTemplateDelete } from './more.ts';
 
 // svc's client commands: a user's view of svc through its public API (via @svc/sdk), beside the
 // service's own commands (serve, migrate, projects disable|enable) in main.ts.
@@ -23,6 +24,11 @@ export function registerClientCommands(program: Command, projects: Command): voi
   registerMessageCommands(program);
   registerWebhookCommands(program);
   registerDeliveryCommands(program);
+  registerBatchCommands(program);
+  registerSuppressionCommands(program);
+  registerSecretCommands(program.commands.find((command) => command.name() === 'webhooks')!);
+  registerTemplateDelete(program.commands.find((command) => command.name() === 'templates')!);
+  registerCredentialsShow(program.commands.find((command) => command.name() === 'credentials')!);
   program.addHelpText(
     'after',
     `

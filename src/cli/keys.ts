@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ApiKey } from '@svc/sdk';
+import type { ApiKey } from '#sdk';
 import { signedIn } from './api.ts';
 import { group, leaf, runs } from './command.ts';
 import { shortTime, table } from './output.ts';

@@ -1,4 +1,4 @@
-import type { Message } from '@svc/sdk';
+import type { Message } from '#sdk';
 import { shortTime } from './output.ts';
 
 // A message as the CLI shows it: its timeline from its timestamps, its content.

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Message, MessageEvent, PagedQuery } from '@svc/sdk';
+import type { Message, MessageEvent, PagedQuery } from '#sdk';
 import { signedIn } from './api.ts';
 import { group, leaf, runs } from './command.ts';
 import { EventFeed, LOOKBACK_MS, sinceOf } from './eventFeed.ts';
@@ -102,7 +102,7 @@ export function registerMessageCommands(program: Command): void {
     const api = signedIn();
     const events = new EventFeed(api, sinceMs);
     const queued = new NewMessages(sinceMs);
-    process.once('SIGINT', () => process.exit(0));
+    process.on('SIGINT', () => process.exit(0));
     out.note(`Following this project's messages from ${new Date(sinceMs).toISOString()}; Ctrl-C to stop.`);
     for (;;) {
       // Events first: a message whose change is read here was committed before the list of new

@@ -1,12 +1,15 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { Message, Problem } from '@svc/sdk';
+import type { Message, Problem } from '#sdk';
 import { type Session, signedIn } from './api.ts';
 import { collect, leaf, runs } from './command.ts';
 import {
   type BatchItem,
   type BatchSettings,
   type BatchState,
+  type CsvRow,
+  rowIdentity,
+  runKeyOf,
   chunkKey,
   chunksOf,
   fingerprintOf,
@@ -176,16 +179,28 @@ async function sendCsv(out: Output, options: SendOptions): Promise<void> {
     ...(options.sendAt !== undefined && { sendAt: options.sendAt }),
   };
   const fingerprint = fingerprintOf(content, settings);
-  const statePath = statePathFor(options.csv!, fingerprint, options.state);
-  const fresh: BatchState = { version: 1, fingerprint, template: settings.template, language: settings.language, total: rows.length, chunks: {} };
+  const statePath = statePathFor(options.csv!, options.state);
+  const fresh: BatchState = { version: 2, fingerprint, template: settings.template, language: settings.language, total: rows.length, chunks: {}, carried: [], accepted: [] };
   const { state, resumed } = loadState(statePath, fresh);
-  const chunks = chunksOf(rows, chunkSize);
+  // Rows accepted by a run over an earlier content of this file (same recipient, template and
+  // language) are not sent again: fixing the rejected rows and re-running sends those only.
+  const identity = (row: CsvRow) => rowIdentity(settings.template, settings.language, row.item);
+  const carried = new Set(state.carried);
+  const skipped = rows.filter((row) => carried.has(identity(row)));
+  const toSend = rows.filter((row) => !carried.has(identity(row)));
+  if (skipped.length > 0) {
+    out.note(`${skipped.length} of ${rows.length} rows were accepted by an earlier run over this file (same recipient, template and language): not sent again.`);
+  }
+  const chunks = chunksOf(toSend, chunkSize);
+  // The chunks' keys name the content and the rows left out: the same on a resumed run, new when
+  // what is sent differs (the same key with another body would be refused by svc).
+  const runKey = runKeyOf(fingerprint, state.carried);
   const api = signedIn();
 
   const doneBefore = Object.keys(state.chunks).length;
   if (resumed && doneBefore > 0) out.note(`Resuming: ${doneBefore} of ${chunks.length} chunks were sent before (${statePath}).`);
   const rowsDone = () => chunks.reduce((sum, chunk, index) => sum + (state.chunks[index] ? chunk.length : 0), 0);
-  const bar = out.progress(rows.length, `${options.template} (${options.language})`);
+  const bar = out.progress(toSend.length, `${options.template} (${options.language})`);
   bar.set(rowsDone());
   const stopOnInterrupt = onInterrupt(() => bar.stop());
   try {
@@ -193,7 +208,7 @@ async function sendCsv(out: Output, options: SendOptions): Promise<void> {
       if (state.chunks[index]) continue;
       let answer: Awaited<ReturnType<typeof sendChunk>>;
       try {
-        answer = await sendChunk(api, settings, chunk.map((row) => row.item), chunkKey(fingerprint, index));
+        answer = await sendChunk(api, settings, chunk.map((row) => row.item), chunkKey(runKey, index));
       } catch (error) {
         if (error instanceof CliError) {
           throw new CliError(`chunk ${index + 1} of ${chunks.length} (rows ${chunk[0]!.row}–${chunk.at(-1)!.row}): ${error.message}`, error.exitCode, {
@@ -209,6 +224,9 @@ async function sendCsv(out: Output, options: SendOptions): Promise<void> {
           : [],
       );
       state.chunks[index] = { batchId: answer.batchId, acceptedCount: answer.acceptedCount, rejectedCount: answer.rejectedCount, rejected };
+      const accepted = new Set(state.accepted);
+      for (const item of answer.items) if (!('error' in item)) accepted.add(identity(chunk[item.index]!));
+      state.accepted = [...accepted];
       saveState(statePath, state);
       bar.set(rowsDone());
     }
@@ -223,6 +241,8 @@ async function sendCsv(out: Output, options: SendOptions): Promise<void> {
     template: settings.template,
     language: settings.language,
     total: rows.length,
+    skippedCount: skipped.length,
+    skipped: skipped.map((row) => ({ row: row.row, to: row.item.to })),
     acceptedCount: results.reduce((sum, chunk) => sum + chunk.acceptedCount, 0),
     rejectedCount: results.reduce((sum, chunk) => sum + chunk.rejectedCount, 0),
     batches: results.map((chunk, index) => ({ index, batchId: chunk.batchId, acceptedCount: chunk.acceptedCount, rejectedCount: chunk.rejectedCount })),
@@ -231,12 +251,13 @@ async function sendCsv(out: Output, options: SendOptions): Promise<void> {
   };
   out.result(summary, () =>
     [
-      `${summary.total} rows of ${summary.file}, ${settings.template} (${settings.language}), in ${results.length} batch${results.length === 1 ? '' : 'es'}:`,
-      `  accepted ${summary.acceptedCount}, rejected ${summary.rejectedCount}`,
+      `${summary.total} rows of ${summary.file}, ${settings.template} (${settings.language}), ${toSend.length} sent in ${results.length} batch${results.length === 1 ? '' : 'es'}:`,
+      `  accepted ${summary.acceptedCount}, rejected ${summary.rejectedCount}` +
+        (summary.skippedCount > 0 ? `, skipped ${summary.skippedCount} accepted by an earlier run (not sent again)` : ''),
       ...summary.rejected.slice(0, 20).map((row) => `  row ${row.row} (${row.to || 'no number'}): ${row.status} ${row.code}: ${row.detail}`),
       ...(summary.rejected.length > 20 ? [`  … and ${summary.rejected.length - 20} more (--json lists them all)`] : []),
       `Batches: ${summary.batches.map((batch) => batch.batchId).join(', ')}  (svc messages list --batch ID)`,
-      `State: ${statePath} (a re-run of this command sends nothing twice)`,
+      `State: ${statePath} (a re-run sends nothing twice, even after edits: only rows not yet accepted; delete it to start afresh)`,
     ].join('\n'),
   );
   if (summary.rejectedCount > 0) process.exitCode = EXIT.unfavourable;
@@ -263,7 +284,10 @@ A CSV batch is resumable: each chunk of rows is sent with an Idempotency-Key mad
 file's content, the template, language and --send-at, and the chunk's number, and each answer
 is saved in the state file. Run the same command again after an interruption: chunks already
 answered are skipped, and a chunk whose answer was lost is answered again by the API from its
-key (within 24 hours) instead of being sent twice.`,
+key (within 24 hours) instead of being sent twice. The state also remembers every row svc
+accepted (by recipient, template and language): after editing the file (fixing its rejected
+rows, adding rows), a re-run sends only the rows not accepted before, and says how many it
+skipped. Delete the state file (or pass another --state) to send to everyone again.`,
     );
   runs<SendOptions>(send, async (out, options) => {
     if (options.csv !== undefined) {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { CreateTemplateRequest, Template } from '@svc/sdk';
+import type { CreateTemplateRequest, Template } from '#sdk';
 import { signedIn } from './api.ts';
 import { group, leaf, runs } from './command.ts';
 import { EXIT, usageError } from './exitCodes.ts';

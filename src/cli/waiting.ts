@@ -37,6 +37,6 @@ export function onInterrupt(cleanup: () => void): () => void {
     cleanup();
     process.exit(EXIT.interrupted);
   };
-  process.once('SIGINT', handler);
+  process.on('SIGINT', handler);
   return () => process.off('SIGINT', handler);
 }

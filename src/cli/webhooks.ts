@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Command } from 'commander';
-import { signWebhook } from '@svc/sdk';
+import { signWebhook } from '#sdk';
 import { signedIn } from './api.ts';
 import { group, leaf, runs } from './command.ts';
 import { listenSecret } from './configStore.ts';
@@ -94,7 +94,7 @@ so a receiver can keep it. The receiver's answer is printed; failures are not re
     await api.call(api.svc.GET('/v1/projects/me'));
     const secret = listenSecret();
     const feed = new EventFeed(api, sinceMs);
-    process.once('SIGINT', () => process.exit(0));
+    process.on('SIGINT', () => process.exit(0));
     out.item({ ready: true, forwardTo: options.forwardTo, secret }, () =>
       `Ready. Forwarding this project's events to ${options.forwardTo} (Ctrl-C to stop).\n` +
       `Webhook signing secret: ${secret}`,

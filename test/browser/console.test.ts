@@ -61,6 +61,7 @@ describe('the web console in Chromium', { skip: missing }, () => {
     });
     browser = await chromium.launch({ executablePath: CHROMIUM });
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     page = await context.newPage();
     page.setDefaultTimeout(WAIT_MS);
     page.on('request', (request) => {
@@ -83,11 +84,21 @@ describe('the web console in Chromium', { skip: missing }, () => {
     await step('sign-in', 'a form to create a project that shows the first key once', async () => {
       await page.goto(`${server.url}/console`);
       await shoot('sign-in');
+      // A wrong key first: its message must not outlive the next success.
+      await page.getByLabel('API key').fill('svc_live_not_a_real_key');
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('alert').getByText('That API key is not valid').waitFor();
       await page.getByLabel('Project name').fill('Browser Co');
       await page.getByLabel('Owner e-mail').fill('owner@example.com');
       await page.getByRole('button', { name: 'Create project' }).click();
       state.apiKey = (await page.locator('.key-value').textContent())!.trim();
       assert.match(state.apiKey, /^svc_live_/);
+      assert.equal(await page.getByText('That API key is not valid').count(), 0, 'the stale sign-in message is gone');
+    });
+    await step('sign-in', 'a Copy button beside the one-time key that copies it', async () => {
+      await page.locator('main .secret').getByRole('button', { name: 'Copy' }).click();
+      await page.getByText('Copied to the clipboard.').waitFor();
+      assert.equal(await page.evaluate('navigator.clipboard.readText()'), state.apiKey);
     });
     await step('sign-in', 'signing in with that key to lead to the messages page', async () => {
       await page.getByRole('button', { name: 'Sign in with this key' }).click();
@@ -282,10 +293,87 @@ describe('the web console in Chromium', { skip: missing }, () => {
       await receiver.waitFor((arrivals) => arrivals.some((arrival) => arrival.path === '/hooks/endpoint' && arrival.body.includes('webhook.test')));
       await shoot('webhooks');
     });
+    const stored = async () => {
+      const endpoints = (await api('GET', '/v1/webhook-endpoints')).body as { url: string; allEvents: boolean; events: string[] }[];
+      return endpoints.find((endpoint) => endpoint.url === url)!;
+    };
+    const allCell = () => page.locator('main table td').getByText('all events', { exact: true }).waitFor();
+    const saved = () => page.locator('main form[aria-label^="Edit endpoint"]').waitFor({ state: 'detached' });
+    await step('Webhooks', 'an endpoint added with every box ticked to be stored as all events', async () => {
+      assert.equal((await stored()).allEvents, true);
+      await allCell();
+    });
+    await step('Webhooks', 'Edit → Save unchanged to keep all events (template ones and later ones too)', async () => {
+      await page.getByRole('button', { name: 'Edit' }).click();
+      const form = page.locator('main form[aria-label^="Edit endpoint"]');
+      assert.equal(await form.getByLabel('All events, including ones added later').isChecked(), true);
+      await form.getByRole('button', { name: 'Save' }).click();
+      await saved();
+      await allCell();
+      assert.equal((await stored()).allEvents, true, 'still all events after an unchanged save');
+    });
+    await step('Webhooks', 'Edit to a chosen list, then back to all events', async () => {
+      await page.getByRole('button', { name: 'Edit' }).click();
+      let form = page.locator('main form[aria-label^="Edit endpoint"]');
+      await form.getByLabel('All events, including ones added later').uncheck();
+      for (const event of ['message.sent', 'message.delivered', 'message.read', 'message.canceled']) await form.getByLabel(event, { exact: true }).uncheck();
+      await form.getByRole('button', { name: 'Save' }).click();
+      await saved();
+      await page.locator('main table').getByText('message.failed, template.approved').waitFor();
+      const chosen = await stored();
+      assert.equal(chosen.allEvents, false);
+      assert.ok(chosen.events.includes('message.failed') && !chosen.events.includes('message.sent'), chosen.events.join());
+      await page.getByRole('button', { name: 'Edit' }).click();
+      form = page.locator('main form[aria-label^="Edit endpoint"]');
+      await form.getByLabel('All events, including ones added later').check();
+      await form.getByRole('button', { name: 'Save' }).click();
+      await saved();
+      await allCell();
+      assert.equal((await stored()).allEvents, true);
+    });
+    await step('Webhooks', 'a field error to read as words, not a JSON pointer', async () => {
+      const form = page.locator('main form[aria-label="Add an endpoint"]');
+      // Longer than the schema's 2,048 characters: the API names the field by pointer ("/url must…").
+      await form.getByLabel('URL', { exact: true }).fill(`https://example.com/${'a'.repeat(2100)}`);
+      await form.getByRole('button', { name: 'Add endpoint' }).click();
+      const alert = form.getByRole('alert');
+      await alert.waitFor();
+      const text = (await alert.textContent())!;
+      assert.doesNotMatch(text, /(^|\s)\/url\b/, text);
+      assert.match(text, /“url”/, text);
+      await form.getByLabel('URL', { exact: true }).fill('');
+    });
     await step('Webhooks', 'Delete (after confirming) to remove the endpoint', async () => {
       await page.getByRole('button', { name: 'Delete' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
       await page.locator('main table').getByText(url).waitFor({ state: 'detached' });
+    });
+  });
+
+  it('reveals, copies and rotates the webhook signing secret', async () => {
+    await nav('Webhooks');
+    const card = page.locator('main section[aria-labelledby="signing-secret-heading"]');
+    const secretOf = async () => ((await api('GET', '/v1/projects/me/webhook-secret')).body as { secret: string }).secret;
+    await step('Webhooks', 'the secret hidden until Reveal, then the project’s whsec_ secret', async () => {
+      await card.waitFor();
+      assert.doesNotMatch((await card.locator('#signing-secret').textContent())!, /whsec_[A-Za-z0-9+/]{8}/);
+      await card.getByRole('button', { name: 'Reveal' }).click();
+      await card.getByText(await secretOf()).waitFor();
+      await shoot('webhooks-secret');
+    });
+    await step('Webhooks', 'Copy to put the secret on the clipboard', async () => {
+      await card.getByRole('button', { name: 'Copy' }).click();
+      await page.getByRole('status').getByText('Copied to the clipboard.').waitFor();
+      assert.equal(await page.evaluate('navigator.clipboard.readText()'), await secretOf());
+    });
+    await step('Webhooks', 'Rotate (after confirming) to show the new secret and when the old one stops', async () => {
+      const before = await secretOf();
+      await card.getByRole('button', { name: 'Rotate' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
+      await card.getByText('The previous secret still signs too').waitFor();
+      const after = await secretOf();
+      assert.notEqual(after, before);
+      assert.equal((await card.locator('#signing-secret').textContent())!.trim(), after);
     });
   });
 
@@ -298,6 +386,38 @@ describe('the web console in Chromium', { skip: missing }, () => {
       await shoot('messages-phone');
       await page.setViewportSize({ width: 1280, height: 800 });
     });
+  });
+
+  it('fits a 360 px phone on every list page: no page scrolling sideways, every button on screen', async () => {
+    // An endpoint with a long URL, so that the webhooks table has something wide to hold.
+    const endpoint = await api('POST', '/v1/webhook-endpoints', { url: `${receiver.url}/a-rather-long-path/for/a/narrow/screen/${'x'.repeat(60)}` });
+    assert.equal(endpoint.status, 201, endpoint.text);
+    await page.setViewportSize({ width: 360, height: 780 });
+    try {
+      for (const [label, ready] of [
+        ['Messages', 'td[data-status]'],
+        ['Webhooks', 'main table td'],
+        ['Deliveries', 'main table td'],
+        ['API keys', 'main table td'],
+        ['Templates', 'main table td'],
+        ['Batches', 'main table td'],
+      ] as const) {
+        await step(label, 'nothing wider than 360 px, and each button within the screen', async () => {
+          await nav(label);
+          await page.locator(ready).first().waitFor();
+          assert.ok(Number(await page.evaluate('document.documentElement.scrollWidth')) <= 360, 'the page scrolls sideways');
+          for (const button of await page.locator('main button').all()) {
+            if (!(await button.isVisible())) continue;
+            const box = (await button.boundingBox())!;
+            assert.ok(box.x >= 0 && box.x + box.width <= 360, `"${await button.textContent()}" is off-screen (x ${box.x}, width ${box.width})`);
+          }
+          await shoot(`phone-${label.toLowerCase().replace(/\W+/g, '-')}`);
+        });
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await api('DELETE', `/v1/webhook-endpoints/${endpoint.body.id}`);
+    }
   });
 
   it('signs out, forgetting the key, and a revoked key in a tab signs that tab out', async () => {

@@ -137,14 +137,46 @@ for (const kind of databaseKinds()) {
       assert.equal(await messagesTo(numbers), 4);
     });
 
-    it('treats an edited file as a new batch', async () => {
-      const file = csvFile('edited.csv', [['+5511920000001', 'Ana', 'A-1']]);
+    it('after an edit (its rejected rows fixed), sends only the rows not accepted before, and says so', async () => {
+      const numbers = ['+5511920000001', '+5511920000002', '+5511920000003', '+5511920000004', '+5511920000005'];
+      // 3 accepted, 2 rejected (not phone numbers).
+      const file = csvFile('edited.csv', [
+        [numbers[0]!, 'Ana', 'A-1'],
+        ['+55119', 'Bia', 'A-2'],
+        [numbers[2]!, 'Caio', 'A-3'],
+        ['+55', 'Duda', 'A-4'],
+        [numbers[4]!, 'Edu', 'A-5'],
+      ]);
+      const first = await sendCsv(file);
+      assert.equal(first.code, 4, first.stderr);
+      assert.deepEqual([JSON.parse(first.stdout).acceptedCount, JSON.parse(first.stdout).rejectedCount], [3, 2]);
+
+      // The two rejected rows fixed; a spelling fixed in an accepted row too (same recipient).
+      csvFile('edited.csv', [
+        [numbers[0]!, 'Ana Maria', 'A-1'],
+        [numbers[1]!, 'Bia', 'A-2'],
+        [numbers[2]!, 'Caio', 'A-3'],
+        [numbers[3]!, 'Duda', 'A-4'],
+        [numbers[4]!, 'Edu', 'A-5'],
+      ]);
+      const fixed = await sendCsv(file);
+      assert.equal(fixed.code, 0, fixed.stderr);
+      const summary = JSON.parse(fixed.stdout);
+      assert.deepEqual([summary.total, summary.acceptedCount, summary.rejectedCount, summary.skippedCount], [5, 2, 0, 3]);
+      assert.deepEqual(summary.skipped.map((row: { row: number }) => row.row), [2, 4, 6]);
+      assert.match(fixed.stderr, /3 of 5 rows were accepted by an earlier run over this file .*not sent again/);
+      for (const to of numbers) assert.equal(await messagesTo([to]), 1, `one message to ${to}`);
+
+      // Run again unchanged (the same content: resumed from the state), as text: it says so too.
+      const text = await user.run(['send', '--csv', file, '--template', sender.templateName, '--language', sender.language, '--chunk-size', '2']);
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, /2 sent in 1 batch:\n {2}accepted 2, rejected 0, skipped 3 accepted by an earlier run \(not sent again\)/);
+      assert.equal(await messagesTo(numbers), 5, 'still one message per recipient');
+
+      // A state file deleted: a fresh start, which sends to everyone again (as the summary warns).
+      rmSync(`${file}.svc-batch.json`);
       assert.equal((await sendCsv(file)).code, 0);
-      writeFileSync(file, 'to,1,2\n+5511920000001,Ana,A-1\n+5511920000002,Bia,A-2\n');
-      const edited = await sendCsv(file);
-      assert.equal(edited.code, 0, edited.stderr);
-      assert.equal(JSON.parse(edited.stdout).acceptedCount, 2);
-      assert.equal(await messagesTo(['+5511920000001', '+5511920000002']), 3);
+      assert.equal(await messagesTo(numbers), 10);
     });
 
     it('exits 2 for a CSV it cannot use, sending nothing', async () => {

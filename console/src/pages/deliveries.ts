@@ -1,4 +1,4 @@
-import type { WebhookDelivery } from '@svc/sdk';
+import type { WebhookDelivery } from '#sdk';
 import { seg } from '../api.ts';
 import { badge, field, h, replace, table, time } from '../dom.ts';
 import { CONSOLE, type Page, type PageContext } from '../page.ts';

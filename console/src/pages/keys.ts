@@ -1,8 +1,8 @@
-import type { ApiKey, CreatedApiKey } from '@svc/sdk';
+import type { ApiKey, CreatedApiKey } from '#sdk';
 import { seg } from '../api.ts';
 import { field, h, replace, table, time } from '../dom.ts';
 import type { Page, PageContext } from '../page.ts';
-import { alertBox, busy, confirmDialog, errorText, markFields, showError } from '../ui.ts';
+import { alertBox, busy, confirmDialog, copyButton, errorText, markFields, showError } from '../ui.ts';
 
 // API keys: create one (its value shown once), list them, revoke one. Revoking the key this tab
 // signed in with signs it out.
@@ -50,17 +50,12 @@ function createForm(ctx: PageContext, reload: () => Promise<void>): HTMLFormElem
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
+    replace(status);
     void busy(form, async () => {
       try {
         const created = await ctx.api.post<CreatedApiKey>('/v1/api-keys', { name: name.value });
         const value = h('code', { class: 'key-value', id: 'new-key' }, created.key);
-        const copy = h('button', { type: 'button', class: 'secondary small' }, 'Copy');
-        copy.addEventListener('click', () => {
-          void navigator.clipboard?.writeText(created.key).then(
-            () => ctx.announce('Key copied.'),
-            () => ctx.announce('Copying is not allowed here: select the key and copy it.'),
-          );
-        });
+        const copy = copyButton(() => created.key, ctx.announce);
         replace(
           status,
           h(

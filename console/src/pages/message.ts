@@ -1,4 +1,4 @@
-import type { MessageEvent, WebhookDelivery } from '@svc/sdk';
+import type { MessageEvent, WebhookDelivery } from '#sdk';
 import { isMissingEndpoint, seg, SvcError } from '../api.ts';
 import { badge, h, replace, time } from '../dom.ts';
 import { CONSOLE, type Page, type PageContext } from '../page.ts';

@@ -1,4 +1,4 @@
-import type { Message, Template } from '@svc/sdk';
+import type { Message, Template } from '#sdk';
 import { badge, field, h, replace, table, time } from '../dom.ts';
 import { CONSOLE, type Page, type PageContext } from '../page.ts';
 import { fillPlaceholders, placeholderCount } from '../templateText.ts';

@@ -1,4 +1,4 @@
-import type { Project } from '@svc/sdk';
+import type { Project } from '#sdk';
 import { field, h, replace, time } from '../dom.ts';
 import type { Page, PageContext } from '../page.ts';
 import { alertBox, busy, markFields } from '../ui.ts';

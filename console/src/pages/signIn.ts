@@ -1,7 +1,7 @@
 import { createApi, createProject, SvcError } from '../api.ts';
 import { field, h, replace } from '../dom.ts';
 import { saveKey } from '../session.ts';
-import { alertBox, busy } from '../ui.ts';
+import { alertBox, busy, copyButton } from '../ui.ts';
 
 // Sign in with an API key (checked with GET /v1/projects/me before it is kept), or create a
 // project and get its first key.
@@ -29,6 +29,8 @@ export function renderSignIn(root: HTMLElement, start: (apiKey: string) => void,
   signInForm.addEventListener('submit', (event) => {
     event.preventDefault();
     const apiKey = keyInput.value.trim();
+    // A message from an earlier try never stays beside a new one.
+    replace(signInStatus);
     void busy(signInForm, async () => {
       try {
         await createApi(apiKey, () => {}).get('/v1/projects/me');
@@ -60,16 +62,21 @@ export function renderSignIn(root: HTMLElement, start: (apiKey: string) => void,
   );
   createForm.addEventListener('submit', (event) => {
     event.preventDefault();
+    replace(createStatus);
+    replace(signInStatus);
     void busy(createForm, async () => {
       try {
         const project = await createProject(nameInput.value, emailInput.value);
+        const copied = h('span', { class: 'muted', role: 'status' });
         replace(
           createStatus,
           h(
             'div',
             { class: 'secret', role: 'status' },
             h('p', null, h('strong', null, `Project ${project.projectId} created.`), ' Its first API key is shown once: keep it somewhere safe.'),
-            h('code', { class: 'key-value' }, project.apiKey),
+            h('code', { class: 'key-value', id: 'new-project-key' }, project.apiKey),
+            copyButton(() => project.apiKey, (text) => replace(copied, text)),
+            copied,
             h('button', { type: 'button', onclick: () => {
                   keyInput.value = project.apiKey;
                   signInForm.requestSubmit();

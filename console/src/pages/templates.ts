@@ -1,4 +1,4 @@
-import type { Template } from '@svc/sdk';
+import type { Template } from '#sdk';
 import { badge, field, h, replace, table, time } from '../dom.ts';
 import type { Page, PageContext } from '../page.ts';
 import { fillPlaceholders, placeholderCount } from '../templateText.ts';
@@ -98,10 +98,12 @@ function registerForm(ctx: PageContext, reload: () => Promise<void>): HTMLElemen
       { type: 'BODY', text: bodyText.value, ...(bodyExamples.length > 0 && { example: { body_text: [bodyExamples] } }) },
       ...(footer.value ? [{ type: 'FOOTER', text: footer.value }] : []),
     ];
+    replace(status);
     void busy(form, async () => {
       try {
         const template = await ctx.api.post<Template>('/v1/templates', { name: name.value, language: language.value, category: category.value, components });
-        replace(status, h('p', { class: 'notice', role: 'status' }, `Template ${template.name} (${template.language}) registered: ${template.status}. The list above shows its review.`));
+        // No status here: it changes with the review, and the list above shows it as it does.
+        replace(status, h('p', { class: 'notice', role: 'status' }, `Template ${template.name} (${template.language}) registered and sent for review: its status is in the list above.`));
         form.reset();
         drawExamples();
         await reload();

@@ -1,31 +1,51 @@
 import { seg } from '../api.ts';
 import { field, h, replace, table, time } from '../dom.ts';
 import { CONSOLE, type Page, type PageContext } from '../page.ts';
-import { alertBox, busy, confirmDialog, errorText, markFields, showError } from '../ui.ts';
+import { alertBox, busy, confirmDialog, copyButton, errorText, markFields, showError } from '../ui.ts';
 
-// Webhook endpoints (issue 12): list, create, edit, delete, send a test event. The project's
-// callbackUrl keeps working beside them; it is set on the Provider page.
+// Webhooks: the project's signing secret (reveal, copy, rotate), and the endpoints (issue 12):
+// list, create, edit, delete, send a test event. The project's callbackUrl keeps working beside
+// them; it is set on the Provider page.
 
 export interface WebhookEndpoint {
   id: string;
   url: string;
   events: string[];
+  /** Every event, including ones added later (absent from servers older than the field). */
+  allEvents?: boolean;
   enabled: boolean;
   description: string | null;
   createdAt: string;
   updatedAt: string;
 }
 
-const EVENTS = ['message.sent', 'message.delivered', 'message.read', 'message.failed', 'message.canceled', 'template.approved', 'template.rejected'];
+const MESSAGE_EVENTS = ['message.sent', 'message.delivered', 'message.read', 'message.failed', 'message.canceled'];
+const TEMPLATE_EVENTS = [
+  'template.approved', 'template.rejected', 'template.paused', 'template.flagged', 'template.locked', 'template.disabled',
+  'template.deleted', 'template.pending_deletion', 'template.archived', 'template.limit_exceeded', 'template.in_appeal',
+];
+const EVENTS = [...MESSAGE_EVENTS, ...TEMPLATE_EVENTS];
+
+function receivesAll(endpoint: WebhookEndpoint): boolean {
+  return endpoint.allEvents ?? endpoint.events.length === 0;
+}
 
 /** The form for a new endpoint, or for editing `endpoint`. */
 function endpointForm(ctx: PageContext, endpoint: WebhookEndpoint | undefined, done: () => Promise<void>): HTMLFormElement {
   const url = h('input', { name: 'url', type: 'url', required: true, value: endpoint?.url ?? '', placeholder: 'https://example.com/webhooks/svc' });
   const description = h('input', { name: 'description', value: endpoint?.description ?? '', maxlength: 500 });
   const enabled = h('input', { name: 'enabled', type: 'checkbox', checked: endpoint?.enabled ?? true });
-  // An endpoint for every event lists them all (or none): every box is checked then.
-  const every = !endpoint || endpoint.events.length === 0;
-  const events = EVENTS.map((event) => h('input', { type: 'checkbox', name: 'events', value: event, checked: every || endpoint.events.includes(event) }));
+  // "All events" is its own choice, kept as such: an endpoint that takes every event also gets
+  // the ones svc adds later, which a list of today's events would not.
+  const every = !endpoint || receivesAll(endpoint);
+  const all = h('input', { type: 'checkbox', name: 'allEvents', checked: every });
+  const events = EVENTS.map((event) => h('input', { type: 'checkbox', name: 'events', value: event, checked: every || endpoint.events.includes(event), disabled: every }));
+  all.addEventListener('change', () => {
+    for (const box of events) {
+      box.disabled = all.checked;
+      if (all.checked) box.checked = true;
+    }
+  });
   const status = h('div');
   const form = h(
     'form',
@@ -37,6 +57,7 @@ function endpointForm(ctx: PageContext, endpoint: WebhookEndpoint | undefined, d
       'fieldset',
       { class: 'checks' },
       h('legend', null, 'Events it receives'),
+      h('label', { class: 'check' }, all, ' All events, including ones added later'),
       events.map((box) => h('label', null, box, ` ${box.value}`)),
     ),
     h('label', { class: 'check' }, enabled, ' Enabled'),
@@ -45,24 +66,28 @@ function endpointForm(ctx: PageContext, endpoint: WebhookEndpoint | undefined, d
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
+    replace(status);
     const chosen = events.filter((box) => box.checked).map((box) => box.value);
-    if (chosen.length === 0) {
-      replace(status, h('p', { class: 'alert', role: 'alert' }, 'Choose at least one event.'));
+    if (!all.checked && chosen.length === 0) {
+      replace(status, h('p', { class: 'alert', role: 'alert' }, 'Choose at least one event, or all of them.'));
       return;
     }
     const body = {
       url: url.value.trim(),
       ...((endpoint || description.value.trim()) && { description: description.value.trim() }),
       enabled: enabled.checked,
-      // A new endpoint for every event leaves the list out: it then gets events added later too.
-      ...((endpoint || chosen.length < EVENTS.length) && { events: chosen }),
+      // Every event: no list when adding one, `null` when editing (both mean "all, and later ones").
+      ...(all.checked ? (endpoint ? { events: null } : {}) : { events: chosen }),
     };
     void busy(form, async () => {
       try {
         if (endpoint) await ctx.api.patch(`/v1/webhook-endpoints/${seg(endpoint.id)}`, body);
         else await ctx.api.post('/v1/webhook-endpoints', body);
         ctx.announce(endpoint ? 'Endpoint saved.' : 'Endpoint added.');
-        if (!endpoint) form.reset();
+        if (!endpoint) {
+          form.reset();
+          for (const box of events) box.disabled = true;
+        }
         await done();
       } catch (error) {
         markFields(form, error);
@@ -71,6 +96,76 @@ function endpointForm(ctx: PageContext, endpoint: WebhookEndpoint | undefined, d
     });
   });
   return form;
+}
+
+interface WebhookSecret {
+  secret: string;
+  secrets: string[];
+  previousSecretExpiresAt?: string | null;
+}
+
+/** The project's signing secret: hidden until revealed, copied, rotated (the old one kept a while). */
+function signingSecret(ctx: PageContext): HTMLElement {
+  const value = h('code', { class: 'key-value', id: 'signing-secret' }, 'whsec_••••••••••••••••');
+  const note = h('p', { class: 'muted' });
+  const status = h('div');
+  let secret: string | undefined;
+  const reveal = h('button', { type: 'button', class: 'secondary small' }, 'Reveal');
+  const rotate = h('button', { type: 'button', class: 'danger small' }, 'Rotate');
+  const copy = copyButton(() => secret ?? '', ctx.announce);
+  copy.disabled = true;
+  const show = (answer: WebhookSecret) => {
+    secret = answer.secret;
+    value.textContent = answer.secret;
+    reveal.textContent = 'Hide';
+    copy.disabled = false;
+    replace(
+      note,
+      answer.previousSecretExpiresAt
+        ? ['The previous secret still signs too, until ', time(answer.previousSecretExpiresAt), ': move your receivers to this one before then.']
+        : [],
+    );
+  };
+  reveal.addEventListener('click', () => {
+    replace(status);
+    if (secret !== undefined) {
+      secret = undefined;
+      value.textContent = 'whsec_••••••••••••••••';
+      reveal.textContent = 'Reveal';
+      copy.disabled = true;
+      return;
+    }
+    void busy(reveal, async () => {
+      try {
+        show(await ctx.api.get<WebhookSecret>('/v1/projects/me/webhook-secret'));
+      } catch (error) {
+        showError(status, error, 'The signing secret');
+      }
+    });
+  });
+  rotate.addEventListener('click', () => {
+    void (async () => {
+      replace(status);
+      const question = 'Rotate the signing secret? Webhooks are signed with both the new and the old secret for a while, then with the new one only.';
+      if (!(await confirmDialog(question, 'Rotate'))) return;
+      try {
+        show(await ctx.api.post<WebhookSecret>('/v1/projects/me/webhook-secret/rotate'));
+        ctx.announce('Signing secret rotated.');
+      } catch (error) {
+        showError(status, error, 'Rotating the signing secret');
+      }
+    })();
+  });
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'signing-secret-heading' },
+    h('h2', { id: 'signing-secret-heading' }, 'Signing secret'),
+    h('p', null, 'Every webhook is signed with it (Standard Webhooks: the ', h('code', null, 'webhook-signature'), ' header). Verify with it in your receiver.'),
+    value,
+    h('div', { class: 'actions' }, reveal, copy, rotate),
+    note,
+    status,
+  );
 }
 
 function endpointRow(ctx: PageContext, endpoint: WebhookEndpoint, reload: () => Promise<void>): HTMLTableRowElement {
@@ -109,7 +204,7 @@ function endpointRow(ctx: PageContext, endpoint: WebhookEndpoint, reload: () => 
   replace(
     row,
     h('td', null, h('code', null, endpoint.url), endpoint.description ? h('div', { class: 'muted' }, endpoint.description) : null),
-    h('td', null, endpoint.events.length === 0 || endpoint.events.length === EVENTS.length ? 'all' : endpoint.events.join(', ')),
+    h('td', { class: 'wrap' }, receivesAll(endpoint) ? 'all events' : endpoint.events.join(', ')),
     h('td', null, endpoint.enabled ? 'enabled' : 'disabled'),
     h('td', null, time(endpoint.createdAt)),
     h('td', { class: 'actions' }, edit, test, remove),
@@ -129,6 +224,7 @@ export const webhooksPage: Page = {
       h('h1', { tabindex: -1 }, 'Webhooks'),
       callback,
       h('p', null, 'Every attempt of every delivery is on the ', h('a', { href: `${CONSOLE}/deliveries` }, 'Deliveries'), ' page.'),
+      signingSecret(ctx),
       h('h2', null, 'Endpoints'),
       results,
       formSlot,
