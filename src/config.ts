@@ -1,4 +1,5 @@
 import { parseSchedule } from './domain/durations.ts';
+import { DEFAULT_GRAPH_VERSION, GRAPH_VERSION_PATTERN } from './providers/whatsapp/graphVersions.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 export type ProviderName = 'sandbox' | 'whatsapp';
@@ -148,6 +149,12 @@ function publicUrl(env: Env): string | undefined {
   return url.href.replace(/\/+$/, '');
 }
 
+function graphVersion(env: Env): string {
+  const raw = read(env, 'SVC_WHATSAPP_API_VERSION') ?? DEFAULT_GRAPH_VERSION;
+  if (!GRAPH_VERSION_PATTERN.test(raw)) throw new ConfigError(`SVC_WHATSAPP_API_VERSION must look like v24.0, got "${raw}"`);
+  return raw;
+}
+
 function graphUrl(env: Env): string {
   const raw = read(env, 'SVC_WHATSAPP_GRAPH_URL') ?? 'https://graph.facebook.com';
   if (!URL.canParse(raw)) throw new ConfigError(`SVC_WHATSAPP_GRAPH_URL must be a URL, got "${raw}"`);
@@ -238,7 +245,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowPrivateCallbacks: flag(env, 'SVC_ALLOW_PRIVATE_CALLBACKS'),
     whatsapp: {
       graphUrl: graphUrl(env),
-      apiVersion: read(env, 'SVC_WHATSAPP_API_VERSION') ?? 'v23.0',
+      apiVersion: graphVersion(env),
       appSecret: read(env, 'SVC_WHATSAPP_APP_SECRET'),
       verifyToken: read(env, 'SVC_WHATSAPP_VERIFY_TOKEN'),
     },

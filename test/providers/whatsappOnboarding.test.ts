@@ -100,11 +100,11 @@ for (const kind of databaseKinds()) {
         assert.equal(completed.body.provider.status, 'ready');
         assert.equal(completed.body.provider.businessAccountId, FAKE_WABA_ID);
         assert.equal(completed.body.provider.webhooksSubscribed, true);
-        assert.ok(fake.of('phone_numbers').some((request) => request.path === `/v23.0/${FAKE_WABA_ID}/phone_numbers`));
+        assert.ok(fake.of('phone_numbers').some((request) => request.path === `/${fake.apiVersion}/${FAKE_WABA_ID}/phone_numbers`));
         const created = await register(key);
         assert.equal(created.status, 200, created.text);
         const submitted = fake.of('create_template').at(-1)!;
-        assert.equal(submitted.path, `/v23.0/${FAKE_WABA_ID}/message_templates`);
+        assert.equal(submitted.path, `/${fake.apiVersion}/${FAKE_WABA_ID}/message_templates`);
         assert.equal(submitted.authorization, `Bearer ${token}`);
       });
 
@@ -179,7 +179,7 @@ for (const kind of databaseKinds()) {
         assert.equal(saved.body.provider.webhooksSubscribed, true);
         assert.ok(fake.subscribed(waba));
         const subscribe = fake.of('subscribe').at(-1)!;
-        assert.equal(subscribe.path, `/v23.0/${waba}/subscribed_apps`);
+        assert.equal(subscribe.path, `/${fake.apiVersion}/${waba}/subscribed_apps`);
         assert.equal(subscribe.authorization, `Bearer ${token}`);
       });
 

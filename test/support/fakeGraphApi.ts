@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DEFAULT_GRAPH_VERSION } from '../../src/providers/whatsapp/graphVersions.ts';
 
 // A fake of the parts of Meta's Graph API (WhatsApp Cloud API) that svc calls, built from Meta's
 // reference: POST /{phone-number-id}/messages, GET /{phone-number-id}, GET /debug_token,
@@ -11,7 +12,8 @@ import type { AddressInfo } from 'node:net';
 // WABAs a token may touch, the phone number's fields, the app's webhook subscription, Meta's
 // authentication-template model, template deletion, and errors in Graph's shape — without
 // `error_subcode`, which Meta stopped returning in v16. It records every request and can be told
-// to fail the next calls of a route.
+// to fail the next calls of a route. It serves one Graph API version (`apiVersion`, by default the
+// one svc uses): a call to any other is refused, so svc and the fake never drift apart unnoticed.
 
 export const FAKE_WABA_ID = '102290129340398';
 export const OTHER_WABA_ID = '102290129340777';
@@ -146,6 +148,8 @@ export class FakeGraphApi {
   #server = createServer((request, response) => void this.#handle(request, response));
   #templateCount = 0;
   url = '';
+  /** The Graph API version served; any other is "unknown path components". */
+  apiVersion = DEFAULT_GRAPH_VERSION;
 
   async start(): Promise<this> {
     await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
@@ -233,8 +237,8 @@ export class FakeGraphApi {
   }
 
   #parts(request: RecordedRequest): [string, string | undefined] | undefined {
-    const match = /^\/v\d+\.\d+\/([^/]+)(?:\/([^/]+))?$/.exec(request.path);
-    return match ? [match[1]!, match[2]] : undefined;
+    const match = /^\/(v\d+\.\d+)\/([^/]+)(?:\/([^/]+))?$/.exec(request.path);
+    return match && match[1] === this.apiVersion ? [match[2]!, match[3]] : undefined;
   }
 
   #routeOf(request: RecordedRequest): FakeRoute | undefined {

@@ -15,6 +15,7 @@ import type {
 } from '../provider.ts';
 import { checkAccount } from './account.ts';
 import { GraphClient, type GraphFailure, type GraphResult } from './client.ts';
+import { graphVersionWarning } from './graphVersions.ts';
 import { classifyGraphFailure, graphFailureError, isGraphOutage } from './errors.ts';
 import {
   createTemplatePayload,
@@ -65,12 +66,20 @@ export class WhatsAppProvider implements Provider {
   readonly #database: Database;
   readonly #logger: Logger;
 
-  constructor(settings: Config['whatsapp'], database: Database, logger: Logger, options: { timeoutMs?: number } = {}) {
+  constructor(
+    settings: Config['whatsapp'],
+    database: Database,
+    logger: Logger,
+    options: { timeoutMs?: number; now?: () => number } = {},
+  ) {
     const timeoutMs = options.timeoutMs ?? GRAPH_TIMEOUT_MS;
     this.#client = new GraphClient({ graphUrl: settings.graphUrl, apiVersion: settings.apiVersion, timeoutMs });
     this.submissionTimeoutMs = timeoutMs;
     this.#database = database;
     this.#logger = logger.child({ provider: 'whatsapp' });
+    // At start, so an operator hears of Meta's retirement of the version months before it happens.
+    const warning = graphVersionWarning(settings.apiVersion, (options.now ?? Date.now)());
+    if (warning !== undefined) this.#logger.warn({ graphApiVersion: settings.apiVersion }, warning);
   }
 
   checkAccount(query: AccountQuery): Promise<AccountCheck> {
