@@ -34,6 +34,8 @@ export interface Config {
   };
   readonly sendRetryScheduleMs: readonly number[];
   readonly providerMaxMps: number;
+  /** SVC_PROVIDER_MAX_MPS was set: a cap on every number, not only the pace of one whose throughput is unknown. */
+  readonly providerMaxMpsIsCap: boolean;
   /** Submissions to the provider in flight at once per worker process. */
   readonly dispatchConcurrency: number;
   readonly webhookTimeoutMs: number;
@@ -239,6 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     sendRetryScheduleMs: schedule(env, 'SVC_SEND_RETRY_SCHEDULE', '1s,5s,30s,2m,10m,30m,1h,3h,6h,12h'),
     providerMaxMps: integer(env, 'SVC_PROVIDER_MAX_MPS', 80, 1, 100_000),
+    providerMaxMpsIsCap: read(env, 'SVC_PROVIDER_MAX_MPS') !== undefined,
     dispatchConcurrency: integer(env, 'SVC_DISPATCH_CONCURRENCY', 2000, 1, 100_000),
     webhookTimeoutMs: integer(env, 'SVC_WEBHOOK_TIMEOUT_MS', 10_000, 100, 300_000),
     webhookRetryScheduleMs: schedule(env, 'SVC_WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { claimProjectHeads, moveLeases, queuedProjects } from '../db/claims.ts';
 import { findSendingProjects, type SendingProject } from '../db/projects.ts';
 import { orderedValues } from '../domain/messageRequest.ts';
+import { sendPaceOf } from '../domain/sendPace.ts';
 import { providerCredentialsOf } from '../projectSecrets.ts';
 import type { ProviderCredentials, ProviderError, SendOutcome } from '../providers/provider.ts';
 import { OutcomeRecorder } from './dispatchOutcomes.ts';
@@ -202,7 +203,7 @@ export class Dispatcher {
       const project = projects[(i + offset) % projects.length]!;
       const credentials = this.#credentialsOf(project);
       const lane = credentials
-        ? this.#lane(credentials.phoneNumberId, Math.min(project.provider_messages_per_second ?? config.providerMaxMps, config.providerMaxMps))
+        ? this.#lane(credentials.phoneNumberId, sendPaceOf(project.provider_messages_per_second, config))
         : this.#lane(UNCONFIGURED, Number.POSITIVE_INFINITY);
       const quota = Math.min(this.#targetOf(lane) - lane.size, room);
       if (quota <= 0) continue;

@@ -41,5 +41,7 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
   const webhooks = new WebhookDeliveryLoop(new WebhookDeliveryJob(deps), logger);
   notifier.on('webhooks', () => webhooks.wake());
   const providerAccounts = new WorkerLoop(createProviderAccountJob(deps), logger, { pollMs: 60_000 });
+  // Meta's throughput webhook makes an account due: its number is read again within seconds.
+  notifier.on('accounts', () => providerAccounts.wake());
   return [dispatch, maintenance, templateReview, webhooks, providerAccounts];
 }

@@ -6,8 +6,8 @@ import { sql } from 'kysely';
 import type { Database, Db } from '../db/database.ts';
 
 /** Work queues that can be woken: each is a table some worker claims from. */
-export type Channel = 'messages' | 'webhooks' | 'templates' | 'sandbox';
-const CHANNELS: Channel[] = ['messages', 'webhooks', 'templates', 'sandbox'];
+export type Channel = 'messages' | 'webhooks' | 'templates' | 'sandbox' | 'accounts';
+const CHANNELS: Channel[] = ['messages', 'webhooks', 'templates', 'sandbox', 'accounts'];
 const PG_PREFIX = 'svc_';
 
 /**
