@@ -1411,6 +1411,32 @@ export interface components {
                 [key: string]: string;
             };
             content: components["schemas"]["MessageContent"];
+            /** @description What the provider says the message costs (WhatsApp: the `pricing` of its status webhooks); absent until it says. */
+            pricing?: {
+                billable: boolean;
+                /**
+                 * @description PMP: per-message pricing.
+                 * @example PMP
+                 */
+                pricingModel: string;
+                /**
+                 * @description The rate applied: marketing, marketing_lite, utility, authentication, authentication-international, service, referral_conversion.
+                 * @example marketing
+                 */
+                category: string;
+                /**
+                 * @description regular (charged), free_customer_service or free_entry_point.
+                 * @example regular
+                 */
+                type: string;
+            };
+            /** @description Present once the provider held the message for quality assessment (WhatsApp portfolio pacing): true while it is held (status QUEUED), false once released (SENT as usual) or dropped (FAILED, error 132015). */
+            held?: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            heldAt?: string;
         };
         WebhookAttempt: {
             /** @description The X-Service-Delivery-Attempt value: 1, 2, … */

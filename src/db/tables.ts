@@ -112,6 +112,10 @@ export interface MessagesTable {
   canceled_at: number | null;
   /** The batch (batches.id) it was accepted in; null for a single send. */
   batch_id: string | null;
+  /** JSON { billable, pricingModel, category, type }: Meta's `pricing` of the message; null until reported. */
+  pricing?: string | null;
+  /** When the provider held the message for quality assessment; null when it never did. */
+  held_at?: number | null;
 }
 
 export interface BatchesTable {

@@ -150,6 +150,13 @@ export class FakeGraphApi {
   url = '';
   /** The Graph API version served; any other is "unknown path components". */
   apiVersion = DEFAULT_GRAPH_VERSION;
+  /**
+   * Business portfolio pacing (templates/portfolio-pacing): while on, template sends are taken
+   * but held, answered with `message_status: held_for_quality_assessment`; their wamids are in
+   * `held` (Meta later releases them with a `sent` status, or drops them with a `failed` 132015).
+   */
+  portfolioPacing = false;
+  readonly held: string[] = [];
 
   async start(): Promise<this> {
     await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
@@ -399,12 +406,14 @@ export class FakeGraphApi {
       }
       if (typeof code !== 'string' || code.length > 15) return graphError(400, 131009, 'Parameter value is not valid', 'The code is at most 15 characters.');
     }
+    const id = `wamid.${randomBytes(16).toString('base64url')}`;
+    if (this.portfolioPacing) this.held.push(id);
     return {
       status: 200,
       body: {
         messaging_product: 'whatsapp',
         contacts: [{ input: body.to, wa_id: body.to.replace(/^\+/, '') }],
-        messages: [{ id: `wamid.${randomBytes(16).toString('base64url')}`, message_status: 'accepted' }],
+        messages: [{ id, message_status: this.portfolioPacing ? 'held_for_quality_assessment' : 'accepted' }],
       },
     };
   }

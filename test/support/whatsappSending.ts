@@ -39,3 +39,20 @@ export async function sendTemplate(server: TestServer, key: string, template: st
 export async function messageRow(server: TestServer, id: string) {
   return server.app.database.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 }
+
+/** One status of Meta's `messages` webhook (statuses[]), for a message svc sent. */
+export function metaStatus(wamid: string, status: string, messageId: string, extra: Record<string, unknown> = {}) {
+  return {
+    id: wamid,
+    status,
+    timestamp: String(Math.floor(Date.now() / 1000)),
+    recipient_id: '5511987654321',
+    biz_opaque_callback_data: messageId,
+    ...extra,
+  };
+}
+
+/** Meta's `pricing` of a status (webhooks reference: status messages). */
+export function metaPricing(category: string, type = 'regular', billable = type === 'regular') {
+  return { billable, pricing_model: 'PMP', category, type };
+}

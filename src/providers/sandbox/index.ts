@@ -7,6 +7,7 @@ import { GroupCommitter } from '../../db/groupCommit.ts';
 import { insertSandboxRecords, type SandboxRecord } from '../../db/sandboxRecords.ts';
 import type { MessageStatus, SandboxReportsTable } from '../../db/tables.ts';
 import { newId } from '../../domain/ids.ts';
+import { templatePricing } from '../../domain/pricing.ts';
 import { WorkerLoop } from '../../workers/loop.ts';
 import type { Notifier } from '../../workers/notifier.ts';
 import type {
@@ -100,7 +101,7 @@ export class SandboxProvider implements Provider {
   async sendMessage(message: MessageSubmission): Promise<SendOutcome> {
     const now = Date.now();
     const earlier = message.to === MAGIC.flakyTwice ? await this.#submissionsOf(message.messageId) : 0;
-    const outcome = this.#decide(message.to, earlier);
+    const outcome = this.#decide(message.to, earlier, message.category);
     const providerMessageId = outcome.kind === 'accepted' ? outcome.providerMessageId : null;
     const planned = providerMessageId === null ? [] : this.#plan(message.to);
     // Like a real provider, the sandbox has taken the message once it answers: its records are
@@ -199,11 +200,16 @@ export class SandboxProvider implements Provider {
     await this.#reports?.stop();
   }
 
-  #decide(to: string, earlierSubmissions: number): SendOutcome {
+  #decide(to: string, earlierSubmissions: number, category: string): SendOutcome {
     if (to === MAGIC.alwaysTransient || (to === MAGIC.flakyTwice && earlierSubmissions < 2)) {
       return { kind: 'transient', error: TEMPORARILY_UNAVAILABLE };
     }
-    return { kind: 'accepted', providerMessageId: `${PROVIDER_ID_PREFIX}${(providerIdCounter++).toString(16).padStart(8, '0')}` };
+    return {
+      kind: 'accepted',
+      providerMessageId: `${PROVIDER_ID_PREFIX}${(providerIdCounter++).toString(16).padStart(8, '0')}`,
+      // As Meta's `sent` status says it: a template message outside a service window, at its category's rate.
+      pricing: templatePricing(category),
+    };
   }
 
   #plan(to: string): PlannedReport[] {

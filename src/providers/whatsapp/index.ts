@@ -28,6 +28,8 @@ import {
 } from './payloads.ts';
 
 const GRAPH_TIMEOUT_MS = 10_000;
+/** The send answer's `messages[0].message_status` for a message held by portfolio pacing (else `accepted`). */
+const HELD_FOR_QUALITY_ASSESSMENT = 'held_for_quality_assessment';
 /** Meta reviews most templates within minutes; its webhook usually settles them sooner. */
 const FIRST_REVIEW_CHECK_MS = 60_000;
 const REVIEW_RECHECK_MS = 5 * 60_000;
@@ -96,8 +98,13 @@ export class WhatsAppProvider implements Provider {
       body: sendMessagePayload(message, codeButton),
     });
     if (!result.ok) return classifyGraphFailure(result.failure);
-    const providerMessageId = result.body?.messages?.[0]?.id;
-    if (typeof providerMessageId === 'string' && providerMessageId !== '') return { kind: 'accepted', providerMessageId };
+    const [answer] = result.body?.messages ?? [];
+    const providerMessageId = answer?.id;
+    if (typeof providerMessageId === 'string' && providerMessageId !== '') {
+      // Portfolio pacing: taken, but held until Meta releases it (a `sent` status) or drops it (132015).
+      const held = answer?.message_status === HELD_FOR_QUALITY_ASSESSMENT;
+      return { kind: 'accepted', providerMessageId, ...(held && { held }) };
+    }
     return {
       kind: 'transient',
       error: { code: 'provider_bad_response', title: 'Unexpected answer', message: 'The Graph API answered without a message id.' },
