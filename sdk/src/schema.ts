@@ -3140,7 +3140,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description E.164 with the leading +, e.g. +5511987654321. */
+                    /** @description E.164 with the leading +, e.g. +5511987654321; or a WhatsApp business-scoped user id of a user who hides their number behind a username (US.13491208655302741918, or a parent id US.ENT.11815799212886844830). */
                     to: string;
                     /** @description Name of an APPROVED template (case-sensitive). */
                     template: string;
@@ -3475,7 +3475,7 @@ export interface operations {
                     language: string;
                     /** @description One per recipient, 1–1,000. */
                     items: {
-                        /** @description E.164 with the leading +. */
+                        /** @description E.164 with the leading +, or a WhatsApp business-scoped user id. */
                         to: string;
                         /** @description BODY placeholder values: "1" fills {{1}}, and so on. */
                         variables?: {

@@ -376,8 +376,14 @@ export class FakeGraphApi {
   }
 
   #send(waba: string, body: any): FakeAnswer {
-    if (body?.messaging_product !== 'whatsapp' || body?.type !== 'template' || typeof body?.to !== 'string') {
-      return graphError(400, 131009, 'Parameter value is not valid', 'messaging_product, to and type are required');
+    // A phone number in `to`, or (2026) a business-scoped user id in `recipient`; `to` wins when both are given.
+    const phone = typeof body?.to === 'string' ? body.to : undefined;
+    const bsuid = phone === undefined && typeof body?.recipient === 'string' ? body.recipient : undefined;
+    if (body?.messaging_product !== 'whatsapp' || body?.type !== 'template' || (phone === undefined && bsuid === undefined)) {
+      return graphError(400, 131009, 'Parameter value is not valid', 'messaging_product, to (or recipient) and type are required');
+    }
+    if (bsuid !== undefined && !/^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/.test(bsuid)) {
+      return graphError(400, 100, 'Invalid parameter', `recipient ${bsuid} is not a business-scoped user id`);
     }
     const template = [...this.templates.values()].find(
       (candidate) => candidate.waba === waba && candidate.name === body.template?.name && candidate.language === body.template?.language?.code,
@@ -397,6 +403,9 @@ export class FakeGraphApi {
     if (expected('HEADER') !== (given('header')?.parameters?.length ?? 0) || expected('BODY') !== (given('body')?.parameters?.length ?? 0)) {
       return graphError(400, 132000, 'Number of parameters does not match the expected number of params', 'parameter count mismatch');
     }
+    if (template.category === 'AUTHENTICATION' && bsuid !== undefined) {
+      return graphError(400, 131062, 'Business-scoped User ID recipients are not supported for this message.', "You can only send authentication messages to recipients' phone numbers, not their business-scoped user IDs.");
+    }
     if (template.category === 'AUTHENTICATION') {
       // The one-time password twice: in the body and in the OTP (URL) button, index 0.
       const button = given('button');
@@ -412,7 +421,7 @@ export class FakeGraphApi {
       status: 200,
       body: {
         messaging_product: 'whatsapp',
-        contacts: [{ input: body.to, wa_id: body.to.replace(/^\+/, '') }],
+        contacts: [phone === undefined ? { input: bsuid, user_id: bsuid } : { input: phone, wa_id: phone.replace(/^\+/, '') }],
         messages: [{ id, message_status: this.portfolioPacing ? 'held_for_quality_assessment' : 'accepted' }],
       },
     };

@@ -7,6 +7,7 @@ import { GroupCommitter } from '../../db/groupCommit.ts';
 import { insertSandboxRecords, type SandboxRecord } from '../../db/sandboxRecords.ts';
 import type { MessageStatus, SandboxReportsTable } from '../../db/tables.ts';
 import { newId } from '../../domain/ids.ts';
+import { isBusinessScopedUserId } from '../../domain/messageRequest.ts';
 import { templatePricing } from '../../domain/pricing.ts';
 import { WorkerLoop } from '../../workers/loop.ts';
 import type { Notifier } from '../../workers/notifier.ts';
@@ -22,7 +23,7 @@ import type {
   TemplateDeletion,
   TemplateSubmission,
 } from '../provider.ts';
-import { MAGIC, TEMPORARILY_UNAVAILABLE, UNDELIVERABLE } from './magicRecipients.ts';
+import { AUTHENTICATION_TO_BSUID, MAGIC, TEMPORARILY_UNAVAILABLE, UNDELIVERABLE } from './magicRecipients.ts';
 import { sandboxReview } from './reviewRules.ts';
 
 const REPORT_BATCH = 200;
@@ -204,6 +205,8 @@ export class SandboxProvider implements Provider {
     if (to === MAGIC.alwaysTransient || (to === MAGIC.flakyTwice && earlierSubmissions < 2)) {
       return { kind: 'transient', error: TEMPORARILY_UNAVAILABLE };
     }
+    // As Meta: authentication templates (one-tap, zero-tap, copy code) go to phone numbers only.
+    if (category === 'AUTHENTICATION' && isBusinessScopedUserId(to)) return { kind: 'permanent', error: AUTHENTICATION_TO_BSUID };
     return {
       kind: 'accepted',
       providerMessageId: `${PROVIDER_ID_PREFIX}${(providerIdCounter++).toString(16).padStart(8, '0')}`,

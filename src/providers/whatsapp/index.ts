@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import { recordProviderTemplateId } from '../../db/templates.ts';
+import { isBusinessScopedUserId } from '../../domain/messageRequest.ts';
 import type {
   AccountCheck,
   AccountQuery,
@@ -35,6 +36,16 @@ const FIRST_REVIEW_CHECK_MS = 60_000;
 const REVIEW_RECHECK_MS = 5 * 60_000;
 /** A template registered before the project saved credentials (or before its account is known) waits for them. */
 const NO_ACCOUNT_RECHECK_MS = 60_000;
+
+/**
+ * A business-scoped user id goes in `recipient` (Meta, 2026: `to` is for phone numbers, and wins
+ * when both are given); a phone number stays in `to`.
+ */
+function addressed<T extends { to: string }>(payload: T): Omit<T, 'to'> & { to?: string; recipient?: string } {
+  if (!isBusinessScopedUserId(payload.to)) return payload;
+  const { to, ...rest } = payload;
+  return { ...rest, recipient: to };
+}
 
 /** A Graph call that failed where the caller cannot answer with an outcome (template review). */
 export class GraphCallError extends Error {
@@ -95,7 +106,7 @@ export class WhatsAppProvider implements Provider {
       method: 'POST',
       path: `/${encodeURIComponent(message.credentials.phoneNumberId)}/messages`,
       accessToken: message.credentials.accessToken,
-      body: sendMessagePayload(message, codeButton),
+      body: addressed(sendMessagePayload(message, codeButton)),
     });
     if (!result.ok) return classifyGraphFailure(result.failure);
     const [answer] = result.body?.messages ?? [];
