@@ -1,4 +1,5 @@
 import { parseSchedule } from './domain/durations.ts';
+import { DEFAULT_GRAPH_VERSION, GRAPH_VERSION_PATTERN } from './providers/whatsapp/graphVersions.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 export type ProviderName = 'sandbox' | 'whatsapp';
@@ -33,6 +34,8 @@ export interface Config {
   };
   readonly sendRetryScheduleMs: readonly number[];
   readonly providerMaxMps: number;
+  /** SVC_PROVIDER_MAX_MPS was set: a cap on every number, not only the pace of one whose throughput is unknown. */
+  readonly providerMaxMpsIsCap: boolean;
   /** Submissions to the provider in flight at once per worker process. */
   readonly dispatchConcurrency: number;
   readonly webhookTimeoutMs: number;
@@ -150,6 +153,12 @@ function publicUrl(env: Env): string | undefined {
   return url.href.replace(/\/+$/, '');
 }
 
+function graphVersion(env: Env): string {
+  const raw = read(env, 'SVC_WHATSAPP_API_VERSION') ?? DEFAULT_GRAPH_VERSION;
+  if (!GRAPH_VERSION_PATTERN.test(raw)) throw new ConfigError(`SVC_WHATSAPP_API_VERSION must look like v24.0, got "${raw}"`);
+  return raw;
+}
+
 function graphUrl(env: Env): string {
   const raw = read(env, 'SVC_WHATSAPP_GRAPH_URL') ?? 'https://graph.facebook.com';
   if (!URL.canParse(raw)) throw new ConfigError(`SVC_WHATSAPP_GRAPH_URL must be a URL, got "${raw}"`);
@@ -244,13 +253,14 @@ export function loadConfig(env: Env = process.env, role: Role = 'all'): Config {
     },
     sendRetryScheduleMs: schedule(env, 'SVC_SEND_RETRY_SCHEDULE', '1s,5s,30s,2m,10m,30m,1h,3h,6h,12h'),
     providerMaxMps: integer(env, 'SVC_PROVIDER_MAX_MPS', 80, 1, 100_000),
+    providerMaxMpsIsCap: read(env, 'SVC_PROVIDER_MAX_MPS') !== undefined,
     dispatchConcurrency: integer(env, 'SVC_DISPATCH_CONCURRENCY', 2000, 1, 100_000),
     webhookTimeoutMs: integer(env, 'SVC_WEBHOOK_TIMEOUT_MS', 10_000, 100, 300_000),
     webhookRetryScheduleMs: schedule(env, 'SVC_WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),
     allowPrivateCallbacks: flag(env, 'SVC_ALLOW_PRIVATE_CALLBACKS'),
     whatsapp: {
       graphUrl: graphUrl(env),
-      apiVersion: read(env, 'SVC_WHATSAPP_API_VERSION') ?? 'v23.0',
+      apiVersion: graphVersion(env),
       appSecret: read(env, 'SVC_WHATSAPP_APP_SECRET'),
       verifyToken: read(env, 'SVC_WHATSAPP_VERIFY_TOKEN'),
       appId: read(env, 'SVC_WHATSAPP_APP_ID'),

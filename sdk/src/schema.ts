@@ -1467,6 +1467,32 @@ export interface components {
                 [key: string]: string;
             };
             content: components["schemas"]["MessageContent"];
+            /** @description What the provider says the message costs (WhatsApp: the `pricing` of its status webhooks); absent until it says. */
+            pricing?: {
+                billable: boolean;
+                /**
+                 * @description PMP: per-message pricing.
+                 * @example PMP
+                 */
+                pricingModel: string;
+                /**
+                 * @description The rate applied: marketing, marketing_lite, utility, authentication, authentication-international, service, referral_conversion.
+                 * @example marketing
+                 */
+                category: string;
+                /**
+                 * @description regular (charged), free_customer_service or free_entry_point.
+                 * @example regular
+                 */
+                type: string;
+            };
+            /** @description Present once the provider held the message for quality assessment (WhatsApp portfolio pacing): true while it is held (status QUEUED), false once released (SENT as usual) or dropped (FAILED, error 132015). */
+            held?: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            heldAt?: string;
         };
         WebhookAttempt: {
             /** @description The X-Service-Delivery-Attempt value: 1, 2, … */
@@ -3257,7 +3283,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description E.164 with the leading +, e.g. +5511987654321. */
+                    /** @description E.164 with the leading +, e.g. +5511987654321; or a WhatsApp business-scoped user id of a user who hides their number behind a username (US.13491208655302741918, or a parent id US.ENT.11815799212886844830). */
                     to: string;
                     /** @description Name of an APPROVED template (case-sensitive). */
                     template: string;
@@ -3617,7 +3643,7 @@ export interface operations {
                     language: string;
                     /** @description One per recipient, 1–1,000. */
                     items: {
-                        /** @description E.164 with the leading +. */
+                        /** @description E.164 with the leading +, or a WhatsApp business-scoped user id. */
                         to: string;
                         /** @description BODY placeholder values: "1" fills {{1}}, and so on; for a NAMED template, by name ("first_name" fills {{first_name}}). */
                         variables?: {

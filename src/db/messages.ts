@@ -226,6 +226,8 @@ const CHANGEABLE_TYPES: Record<string, string> = {
   failed_at: 'bigint',
   canceled_at: 'bigint',
   updated_at: 'bigint',
+  pricing: 'text',
+  held_at: 'bigint',
 };
 
 // One prepared update per set of columns changed (a handful: the dispatcher's and the reports' shapes).
@@ -327,10 +329,12 @@ export type MessageViewRow = Pick<
   | 'scheduled_for'
   | 'canceled_at'
   | 'batch_id'
+  | 'pricing'
+  | 'held_at'
 >;
 const VIEW_COLUMNS =
   'id, status, recipient, template_name, language, queued_at, updated_at, sent_at, delivered_at, read_at, failed_at, ' +
-  'provider_message_id, error, variables, header_variables, rendered, scheduled_for, canceled_at, batch_id';
+  'provider_message_id, error, variables, header_variables, rendered, scheduled_for, canceled_at, batch_id, pricing, held_at';
 
 // Prepared statements per combination of filters used (at most 128).
 const listStatements = new Map<string, { sqlite: Statement<MessageViewRow>; postgres: Statement<KeyCheckColumns & MessageViewRow> }>();

@@ -116,6 +116,10 @@ export interface MessagesTable {
   batch_id: string | null;
   /** JSON RichSendParameters (providers/provider.ts): what a rich template sends beside its variables; null otherwise. */
   rich_parameters: string | null;
+  /** JSON { billable, pricingModel, category, type }: Meta's `pricing` of the message; null until reported. */
+  pricing?: string | null;
+  /** When the provider held the message for quality assessment; null when it never did. */
+  held_at?: number | null;
 }
 
 export interface BatchesTable {

@@ -6,10 +6,30 @@ import type { FieldError } from './fieldError.ts';
 // values the provider accepts, and the Idempotency-Key header.
 
 const E164 = /^\+[1-9]\d{7,14}$/;
+/**
+ * A WhatsApp business-scoped user id (BSUID), as Meta documents it for users who hide their
+ * number behind a username: the user's ISO 3166 alpha-2 country code, a period, then up to 128
+ * letters and digits (`US.13491208655302741918`); a parent BSUID, shared by linked business
+ * portfolios, has `ENT.` after the country (`US.ENT.11815799212886844830`).
+ */
+const BSUID = /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/;
 
-/** Why `to` cannot be a recipient, or undefined if it can. */
+/** The longest recipient: a parent BSUID. */
+export const RECIPIENT_MAX_LENGTH = 2 + 5 + 128;
+
+export function isBusinessScopedUserId(to: string): boolean {
+  return BSUID.test(to);
+}
+
+/** Why `to` cannot be a recipient, or undefined if it can: an E.164 number that can exist, or a BSUID. */
 export function recipientProblem(to: string): string | undefined {
-  if (!E164.test(to)) return 'must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321)';
+  if (BSUID.test(to)) return undefined;
+  if (!E164.test(to)) {
+    return (
+      'must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp ' +
+      'business-scoped user id (e.g. US.13491208655302741918)'
+    );
+  }
   if (!isPossiblePhoneNumber(to)) return 'is not a possible phone number for its country code';
   return undefined;
 }

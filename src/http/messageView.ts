@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import type { MessageRow, MessageViewRow } from '../db/messages.ts';
+import type { MessagePricing } from '../domain/pricing.ts';
 import { iso, isoOrNull, Timestamp } from './schemas.ts';
 
 // A message as the API shows it: its schema, the view of a row, and that view written straight
@@ -54,6 +55,19 @@ export const ButtonContent = Type.Object({
   couponCode: Type.Optional(Type.String({ description: 'COPY_CODE: the code copied.' })),
 });
 
+export const PricingView = Type.Object(
+  {
+    billable: Type.Boolean(),
+    pricingModel: Type.String({ description: 'PMP: per-message pricing.', examples: ['PMP'] }),
+    category: Type.String({
+      description: 'The rate applied: marketing, marketing_lite, utility, authentication, authentication-international, service, referral_conversion.',
+      examples: ['marketing'],
+    }),
+    type: Type.String({ description: 'regular (charged), free_customer_service or free_entry_point.', examples: ['regular'] }),
+  },
+  { description: 'What the provider says the message costs (WhatsApp: the `pricing` of its status webhooks); absent until it says.' },
+);
+
 const NullableTimestamp = (description?: string) =>
   Type.Union([Timestamp, Type.Null()], description === undefined ? {} : { description });
 
@@ -89,6 +103,15 @@ export const MessageView = Type.Object({
         'type and link (or location) and the buttons with their resolved URL and payload.',
     },
   ),
+  pricing: Type.Optional(PricingView),
+  held: Type.Optional(
+    Type.Boolean({
+      description:
+        'Present once the provider held the message for quality assessment (WhatsApp portfolio pacing): true while ' +
+        'it is held (status QUEUED), false once released (SENT as usual) or dropped (FAILED, error 132015).',
+    }),
+  ),
+  heldAt: Type.Optional(Timestamp),
 });
 
 export function messageView(row: MessageViewRow) {
@@ -112,6 +135,8 @@ export function messageView(row: MessageViewRow) {
     variables: JSON.parse(row.variables) as Record<string, string>,
     ...(row.header_variables !== null && { headerVariables: JSON.parse(row.header_variables) }),
     content: JSON.parse(row.rendered) as Static<typeof MessageView>['content'],
+    ...(typeof row.pricing === 'string' && { pricing: JSON.parse(row.pricing) as MessagePricing }),
+    ...(typeof row.held_at === 'number' && { held: row.status === 'QUEUED', heldAt: iso(row.held_at) }),
   };
 }
 
@@ -165,7 +190,18 @@ export function messageJson(row: MessageViewRow): string {
     `"variables":${row.variables},"content":${contentJson(row.rendered)}` +
     (row.status === 'FAILED' && row.error !== null ? `,"error":${providerErrorJson(row.error)}` : '') +
     (row.header_variables !== null ? `,"headerVariables":${row.header_variables}` : '') +
+    (typeof row.pricing === 'string' ? `,"pricing":${pricingJson(row.pricing)}` : '') +
+    (typeof row.held_at === 'number' ? `,"held":${row.status === 'QUEUED'},"heldAt":${isoJson(row.held_at)}` : '') +
     '}'
+  );
+}
+
+/** Stored pricing as the schema serialises it (its values are Meta's, checked as plain words by pricingOf). */
+function pricingJson(stored: string): string {
+  const pricing = JSON.parse(stored) as MessagePricing;
+  return (
+    `{"billable":${pricing.billable === true},"pricingModel":${JSON.stringify(String(pricing.pricingModel))},` +
+    `"category":${JSON.stringify(String(pricing.category))},"type":${JSON.stringify(String(pricing.type))}}`
   );
 }
 

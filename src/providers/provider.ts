@@ -14,6 +14,7 @@
 //               FLAGGED…), finer than svc's PENDING/APPROVED/REJECTED review status.
 
 import type { MessageStatus } from '../db/tables.ts';
+import type { MessagePricing } from '../domain/pricing.ts';
 
 export interface ProviderError {
   /** The provider's error code, as a string (e.g. "131026"). */
@@ -175,7 +176,17 @@ export type RichButtonParameter =
   | { subType: 'copy_code'; index: string; couponCode: string };
 
 export type SendOutcome =
-  | { kind: 'accepted'; providerMessageId: string }
+  | {
+      kind: 'accepted';
+      providerMessageId: string;
+      /** What it costs, when the provider says so at acceptance (the sandbox). */
+      pricing?: MessagePricing;
+      /**
+       * Taken but held back for quality assessment (Meta's portfolio pacing:
+       * `message_status: held_for_quality_assessment`): not sent until released.
+       */
+      held?: boolean;
+    }
   | { kind: 'transient'; error: ProviderError; retryAfterMs?: number }
   | { kind: 'permanent'; error: ProviderError };
 
@@ -246,6 +257,8 @@ export type ProviderReport =
       status: Exclude<MessageStatus, 'QUEUED'>;
       occurredAt: number;
       error?: ProviderError;
+      /** What the message costs (Meta's `pricing` on sent, delivered and read statuses). */
+      pricing?: MessagePricing;
     };
 
 /**

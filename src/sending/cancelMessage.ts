@@ -37,6 +37,9 @@ export async function cancelMessage(
   if (message.status !== 'QUEUED') {
     throw new ApiError('message_not_cancelable', `The message is ${message.status}: it was submitted already and cannot be canceled.`);
   }
+  if ((message.held_at ?? null) !== null) {
+    throw new ApiError('message_not_cancelable', 'The provider holds the message for quality assessment and may still send it: it cannot be canceled.');
+  }
   if (message.lease_expires_at !== null && message.lease_expires_at > now - LEASE_CLOCK_SLACK_MS) {
     throw new ApiError(
       'message_not_cancelable',

@@ -4,6 +4,7 @@ import { lockMessages, type MessageRow } from '../db/messages.ts';
 import { withJitter } from '../domain/durations.ts';
 import { transitionsFor } from '../domain/messageStatus.ts';
 import type { SendOutcome } from '../providers/provider.ts';
+import { heldMessagesCounter } from './heldMessages.ts';
 import type { Notifier } from './notifier.ts';
 import { type MessageUpdate, recordStatusChanges, type StatusChange } from './statusChanges.ts';
 
@@ -54,6 +55,25 @@ export class OutcomeRecorder {
       const message = current.get(submitted.id);
       if (!message) continue;
       const attempts = message.attempts + 1;
+      const pricing = outcome.kind === 'accepted' && outcome.pricing ? { pricing: JSON.stringify(outcome.pricing) } : {};
+      if (outcome.kind === 'accepted' && outcome.held && message.status === 'QUEUED') {
+        // Taken but held back by the provider: QUEUED (not sent yet) until its report releases or
+        // drops it; never the dispatcher's to send again.
+        updates.push({
+          id: message.id,
+          changes: {
+            attempts,
+            provider_message_id: outcome.providerMessageId,
+            held_at: now,
+            ...pricing,
+            due_at: null,
+            lease_expires_at: null,
+            updated_at: now,
+          },
+        });
+        heldMessagesCounter.inc({ event: 'held' });
+        continue;
+      }
       if (outcome.kind === 'accepted') {
         const transitions = transitionsFor(message.status, 'SENT');
         if (transitions.length > 0) {
@@ -62,12 +82,12 @@ export class OutcomeRecorder {
             transitions,
             occurredAt: now,
             providerMessageId: outcome.providerMessageId,
-            alsoSet: { attempts },
+            alsoSet: { attempts, ...pricing },
           });
         } else {
           updates.push({
             id: message.id,
-            changes: { attempts, provider_message_id: message.provider_message_id ?? outcome.providerMessageId },
+            changes: { attempts, provider_message_id: message.provider_message_id ?? outcome.providerMessageId, ...pricing },
           });
         }
         continue;

@@ -3,6 +3,7 @@ import { claimProjectHeads, moveLeases, queuedProjectsAfter } from '../db/claims
 import type { MessageRow } from '../db/messages.ts';
 import { findSendingProjects, type SendingProject } from '../db/projects.ts';
 import { orderedValues } from '../domain/messageRequest.ts';
+import { sendPaceOf } from '../domain/sendPace.ts';
 import { providerCredentialsOf } from '../projectSecrets.ts';
 import type { MessageSubmission, ProviderCredentials, ProviderError, RichSendParameters, SendOutcome } from '../providers/provider.ts';
 import { OutcomeRecorder } from './dispatchOutcomes.ts';
@@ -216,7 +217,7 @@ export class Dispatcher {
       }
       const credentials = this.#credentialsOf(project);
       const lane = credentials
-        ? this.#lane(credentials.phoneNumberId, Math.min(project.provider_messages_per_second ?? config.providerMaxMps, config.providerMaxMps))
+        ? this.#lane(credentials.phoneNumberId, sendPaceOf(project.provider_messages_per_second, config))
         : this.#lane(UNCONFIGURED, Number.POSITIVE_INFINITY);
       const quota = Math.min(this.#targetOf(lane) - lane.size, room);
       if (quota <= 0) {

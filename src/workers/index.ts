@@ -45,5 +45,7 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
     webhooks.wake();
   });
   const providerAccounts = new WorkerLoop(createProviderAccountJob(deps), logger, { pollMs: 60_000 });
+  // Meta's throughput webhook makes an account due: its number is read again within seconds.
+  notifier.on('accounts', () => providerAccounts.wake());
   return [dispatch, maintenance, templateReview, webhooks, providerAccounts];
 }

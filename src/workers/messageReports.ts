@@ -7,7 +7,8 @@ import { transitionsForReport } from '../domain/messageStatus.ts';
 import { reportedTime } from '../domain/reportedTime.ts';
 import type { ProviderReport, ReportResult } from '../providers/provider.ts';
 import type { ReportDeps } from './providerReports.ts';
-import { recordStatusChanges, type StatusChange } from './statusChanges.ts';
+import { heldMessagesCounter } from './heldMessages.ts';
+import { type MessageUpdate, recordStatusChanges, type StatusChange } from './statusChanges.ts';
 
 type MessageReport = Extract<ProviderReport, { kind: 'message' }>;
 type Applied = ReportResult | 'webhooks';
@@ -58,6 +59,7 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
       pending.map(({ report }) => report),
     );
     const changes: StatusChange[] = [];
+    const updates: MessageUpdate[] = [];
     const changed: number[] = [];
     const inThisPass = new Set<string>();
     const later: typeof pending = [];
@@ -75,21 +77,33 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
         results[index] = 'unchanged';
         continue;
       }
-      const transitions = transitionsForReport(message.status, report.status);
+      const held = (message.held_at ?? null) !== null && message.status === 'QUEUED';
+      // A held message Meta drops (132015) was never sent: QUEUED → FAILED, without SENT.
+      const transitions = held && report.status === 'FAILED' ? ['FAILED' as const] : transitionsForReport(message.status, report.status);
+      // Meta's price of the message comes with its sent, delivered and read statuses, late or not.
+      const pricing = report.pricing && JSON.stringify(report.pricing);
+      const newPricing = pricing !== undefined && pricing !== message.pricing ? { pricing } : undefined;
       if (transitions.length === 0) {
-        results[index] = 'unchanged';
+        if (newPricing) {
+          updates.push({ id: message.id, changes: { ...newPricing, updated_at: now } });
+          results[index] = 'applied';
+        } else {
+          results[index] = 'unchanged';
+        }
         continue;
       }
+      if (held) heldMessagesCounter.inc({ event: transitions.at(-1) === 'FAILED' ? 'dropped' : 'released' });
       changes.push({
         message,
         transitions,
         occurredAt: reportedTime(report.occurredAt, { notBefore: message.queued_at, now }),
         providerMessageId: report.providerMessageId,
         ...(report.error && { error: report.error }),
+        ...(newPricing && { alsoSet: newPricing }),
       });
       changed.push(index);
     }
-    const enqueued = await recordStatusChanges(trx, dialect, deps.notifier, changes, now);
+    const enqueued = await recordStatusChanges(trx, dialect, deps.notifier, changes, now, updates);
     for (const index of changed) results[index] = enqueued ? 'webhooks' : 'applied';
     pending = later;
   }

@@ -6,8 +6,8 @@ import { sql } from 'kysely';
 import type { Database, Db } from '../db/database.ts';
 
 /** Work queues that can be woken: each is a table some worker claims from. */
-export type Channel = 'messages' | 'webhooks' | 'templates' | 'sandbox';
-const CHANNELS: Channel[] = ['messages', 'webhooks', 'templates', 'sandbox'];
+export type Channel = 'messages' | 'webhooks' | 'templates' | 'sandbox' | 'accounts';
+const CHANNELS: Channel[] = ['messages', 'webhooks', 'templates', 'sandbox', 'accounts'];
 const PG_PREFIX = 'svc_';
 /** PostgreSQL takes payloads under 8,000 bytes: a longer list of projects is sent as none. */
 const MAX_PAYLOAD_LENGTH = 7000;

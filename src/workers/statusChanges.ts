@@ -31,8 +31,8 @@ export interface StatusChange {
   occurredAt: number;
   providerMessageId?: string;
   error?: ProviderError;
-  /** Other columns to set in the same update (the dispatcher's attempt count). */
-  alsoSet?: { attempts?: number };
+  /** Other columns to set in the same update (the dispatcher's attempt count, Meta's pricing). */
+  alsoSet?: { attempts?: number; pricing?: string };
 }
 
 /** A message update that is not a status change (the dispatcher's attempt count, a retry time). */

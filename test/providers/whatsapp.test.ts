@@ -85,7 +85,7 @@ for (const kind of databaseKinds()) {
           { type: 'BODY', text: BODY_TEXT },
           { type: 'FOOTER', text: 'Acme Inc.' },
         ]);
-        const created = fake.requests.find((request) => request.path === `/v23.0/${FAKE_WABA_ID}/message_templates` && request.method === 'POST');
+        const created = fake.requests.find((request) => request.path === `/${fake.apiVersion}/${FAKE_WABA_ID}/message_templates` && request.method === 'POST');
         assert.ok(created, 'the template is submitted to the WABA');
         assert.equal(created.authorization, `Bearer ${TOKEN}`);
         assert.deepEqual(created.body, {
@@ -104,7 +104,7 @@ for (const kind of databaseKinds()) {
 
         // Still pending at Meta: the check changes nothing.
         await reviewNow(templateId);
-        await until('a status check', () => fake.requests.some((request) => request.path === `/v23.0/${providerTemplateId}`));
+        await until('a status check', () => fake.requests.some((request) => request.path === `/${fake.apiVersion}/${providerTemplateId}`));
         assert.equal((await server.call('GET', `/v1/templates/${templateId}`, { key })).body.status, 'PENDING');
 
         fake.review(providerTemplateId, 'APPROVED');
@@ -140,7 +140,7 @@ for (const kind of databaseKinds()) {
         const id = await send();
         const sent = await waitForStatus(server, key, id, 'SENT');
         const request = fake.sends()[before]!;
-        assert.equal(request.path, `/v23.0/${PHONE_NUMBER_ID}/messages`);
+        assert.equal(request.path, `/${fake.apiVersion}/${PHONE_NUMBER_ID}/messages`);
         assert.equal(request.authorization, `Bearer ${TOKEN}`);
         assert.match(request.contentType ?? '', /application\/json/);
         assert.deepEqual(request.body, {

@@ -30,6 +30,8 @@ const META_TABLE: [number, number][] = [
   [132007, 400], [132012, 400], [132015, 400], [132016, 400], [132068, 400], [132069, 400], [133000, 500], [133004, 503],
   [133005, 400], [133006, 400], [133008, 400], [133009, 400], [133010, 400], [133015, 400], [134011, 400], [135000, 400],
   [131055, 400], [134100, 400], [134101, 400], [134102, 500], [1752041, 400],
+  // 2026: an expired pagination cursor (v24.0+), and a business-scoped user id for an authentication template.
+  [131059, 400], [131062, 400],
 ];
 
 const statusOf = new Map(META_TABLE);
@@ -94,6 +96,30 @@ describe('WhatsApp error map', () => {
     assert.ok((retryAfterMs(new Date(Date.now() + 60_000).toUTCString()) ?? 0) > 50_000, 'an HTTP date');
     assert.equal(retryAfterMs(undefined), undefined);
     assert.equal(retryAfterMs('soon'), undefined);
+  });
+
+  it('waits as long as Meta asks before retrying 131049 (24 h) and 134101 (10 min), whatever Retry-After says', () => {
+    const limited = http(400, 131049);
+    assert.equal(limited.kind, 'transient');
+    assert.equal(limited.kind === 'transient' && limited.retryAfterMs, 24 * 3600_000);
+    const syncing = http(400, 134101, 5_000);
+    assert.equal(syncing.kind === 'transient' && syncing.retryAfterMs, 10 * 60_000);
+    const longer = http(400, 134101, 20 * 60_000);
+    assert.equal(longer.kind === 'transient' && longer.retryAfterMs, 20 * 60_000, 'a longer Retry-After still wins');
+    const maintenance = http(500, 131057);
+    assert.equal(maintenance.kind, 'transient');
+    assert.equal(maintenance.kind === 'transient' && maintenance.retryAfterMs, undefined, 'maintenance: the next backoff step');
+  });
+
+  it('never retries what Meta says not to: experiment, stopped marketing, BSUID authentication, generic, paused, Marketing Messages refusals', () => {
+    for (const code of [130472, 131050, 131062, 135000, 132015, 131055, 134100, 134102]) {
+      assert.equal(http(statusOf.get(code)!, code).kind, 'permanent', String(code));
+    }
+  });
+
+  it('takes an expired cursor (131059) as a call to make again', () => {
+    assert.equal(http(400, 131059).kind, 'transient');
+    assert.equal(isGraphOutage({ kind: 'http', status: 400, error: { code: 131059 }, retryAfterMs: undefined }), true);
   });
 
   it('tells an outage (try again) from a refusal (an answer) when checking credentials', () => {

@@ -1,3 +1,4 @@
+import { DEFAULT_GRAPH_VERSION } from '../../src/providers/whatsapp/graphVersions.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { databaseKinds } from '../support/databases.ts';
@@ -79,7 +80,7 @@ for (const kind of databaseKinds()) {
       await waitForStatus(server, key, reply.body.id, 'SENT');
       const request = fake.sends().find((candidate) => candidate.body?.biz_opaque_callback_data === reply.body.id);
       assert.ok(request, 'sent to Meta');
-      assert.equal(request.path, `/v23.0/${PHONE_NUMBER_ID}/messages`);
+      assert.equal(request.path, `/${DEFAULT_GRAPH_VERSION}/${PHONE_NUMBER_ID}/messages`);
       return request.body.template;
     }
 
@@ -110,7 +111,7 @@ for (const kind of databaseKinds()) {
         const [session] = fake.of('upload_session');
         assert.ok(session);
         assert.equal(session.method, 'POST');
-        assert.equal(session.path, `/v23.0/${FAKE_APP_ID}/uploads`);
+        assert.equal(session.path, `/${DEFAULT_GRAPH_VERSION}/${FAKE_APP_ID}/uploads`);
         assert.equal(session.query.get('file_length'), String(PNG.length));
         assert.equal(session.query.get('file_type'), 'image/png');
         assert.equal(session.authorization, `Bearer ${TOKEN}`);
@@ -270,7 +271,7 @@ for (const kind of databaseKinds()) {
     });
 
     it('the business account the templates went to is the project’s', () => {
-      assert.ok(fake.of('create_template').every((request) => request.path === `/v23.0/${FAKE_WABA_ID}/message_templates`));
+      assert.ok(fake.of('create_template').every((request) => request.path === `/${DEFAULT_GRAPH_VERSION}/${FAKE_WABA_ID}/message_templates`));
     });
   });
 }

@@ -138,7 +138,7 @@ for (const kind of databaseKinds()) {
         assert.equal(deleted.status, 200, deleted.text);
         assert.equal(deleted.body.providerDeletion, 'deleted');
         const request = fake.of('delete_template').at(-1)!;
-        assert.equal(request.path, `/v23.0/${FAKE_WABA_ID}/message_templates`);
+        assert.equal(request.path, `/${fake.apiVersion}/${FAKE_WABA_ID}/message_templates`);
         assert.equal(request.query.get('hsm_id'), template.providerId);
         assert.equal(request.query.get('name'), template.name);
         assert.equal(fake.templates.has(template.providerId), false);

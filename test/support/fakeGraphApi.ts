@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DEFAULT_GRAPH_VERSION } from '../../src/providers/whatsapp/graphVersions.ts';
 
 // A fake of the parts of Meta's Graph API (WhatsApp Cloud API) that svc calls, built from Meta's
 // reference: POST /{phone-number-id}/messages, GET /{phone-number-id}, GET /debug_token,
@@ -16,6 +17,8 @@ import type { AddressInfo } from 'node:net';
 // location headers, buttons (QUICK_REPLY, URL with a {{1}} suffix, PHONE_NUMBER, COPY_CODE),
 // named parameters; and their sends are checked as Meta checks them (132012 for a header of the
 // wrong kind, 132000 for parameters that do not match, 131008 for a missing button parameter).
+// It serves one Graph API version (`apiVersion`, by default the
+// one svc uses): a call to any other is refused, so svc and the fake never drift apart unnoticed.
 
 export const FAKE_WABA_ID = '102290129340398';
 export const OTHER_WABA_ID = '102290129340777';
@@ -171,6 +174,15 @@ export class FakeGraphApi {
   /** Upload sessions by id ("upload:…"), and the handles given for uploaded files. */
   readonly uploads = new Map<string, { fileLength: number; fileType: string; handle?: string; bytes?: Buffer }>();
   url = '';
+  /** The Graph API version served; any other is "unknown path components". */
+  apiVersion = DEFAULT_GRAPH_VERSION;
+  /**
+   * Business portfolio pacing (templates/portfolio-pacing): while on, template sends are taken
+   * but held, answered with `message_status: held_for_quality_assessment`; their wamids are in
+   * `held` (Meta later releases them with a `sent` status, or drops them with a `failed` 132015).
+   */
+  portfolioPacing = false;
+  readonly held: string[] = [];
 
   async start(): Promise<this> {
     await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
@@ -262,8 +274,8 @@ export class FakeGraphApi {
   }
 
   #parts(request: RecordedRequest): [string, string | undefined] | undefined {
-    const match = /^\/v\d+\.\d+\/([^/]+)(?:\/([^/]+))?$/.exec(request.path);
-    return match ? [match[1]!, match[2]] : undefined;
+    const match = /^\/(v\d+\.\d+)\/([^/]+)(?:\/([^/]+))?$/.exec(request.path);
+    return match && match[1] === this.apiVersion ? [match[2]!, match[3]] : undefined;
   }
 
   #routeOf(request: RecordedRequest): FakeRoute | undefined {
@@ -402,8 +414,14 @@ export class FakeGraphApi {
   }
 
   #send(waba: string, body: any): FakeAnswer {
-    if (body?.messaging_product !== 'whatsapp' || body?.type !== 'template' || typeof body?.to !== 'string') {
-      return graphError(400, 131009, 'Parameter value is not valid', 'messaging_product, to and type are required');
+    // A phone number in `to`, or (2026) a business-scoped user id in `recipient`; `to` wins when both are given.
+    const phone = typeof body?.to === 'string' ? body.to : undefined;
+    const bsuid = phone === undefined && typeof body?.recipient === 'string' ? body.recipient : undefined;
+    if (body?.messaging_product !== 'whatsapp' || body?.type !== 'template' || (phone === undefined && bsuid === undefined)) {
+      return graphError(400, 131009, 'Parameter value is not valid', 'messaging_product, to (or recipient) and type are required');
+    }
+    if (bsuid !== undefined && !/^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/.test(bsuid)) {
+      return graphError(400, 100, 'Invalid parameter', `recipient ${bsuid} is not a business-scoped user id`);
     }
     const template = [...this.templates.values()].find(
       (candidate) => candidate.waba === waba && candidate.name === body.template?.name && candidate.language === body.template?.language?.code,
@@ -430,6 +448,9 @@ export class FakeGraphApi {
     ) {
       return graphError(400, 132000, 'Number of parameters does not match the expected number of params', 'parameter count mismatch');
     }
+    if (template.category === 'AUTHENTICATION' && bsuid !== undefined) {
+      return graphError(400, 131062, 'Business-scoped User ID recipients are not supported for this message.', "You can only send authentication messages to recipients' phone numbers, not their business-scoped user IDs.");
+    }
     if (template.category === 'AUTHENTICATION') {
       // The one-time password twice: in the body and in the OTP (URL) button, index 0.
       const button = given('button');
@@ -439,12 +460,14 @@ export class FakeGraphApi {
       }
       if (typeof code !== 'string' || code.length > 15) return graphError(400, 131009, 'Parameter value is not valid', 'The code is at most 15 characters.');
     }
+    const id = `wamid.${randomBytes(16).toString('base64url')}`;
+    if (this.portfolioPacing) this.held.push(id);
     return {
       status: 200,
       body: {
         messaging_product: 'whatsapp',
-        contacts: [{ input: body.to, wa_id: body.to.replace(/^\+/, '') }],
-        messages: [{ id: `wamid.${randomBytes(16).toString('base64url')}`, message_status: 'accepted' }],
+        contacts: [phone === undefined ? { input: bsuid, user_id: bsuid } : { input: phone, wa_id: phone.replace(/^\+/, '') }],
+        messages: [{ id, message_status: this.portfolioPacing ? 'held_for_quality_assessment' : 'accepted' }],
       },
     };
   }

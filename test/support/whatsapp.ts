@@ -19,7 +19,7 @@ export function whatsappEnv(fake: FakeGraphApi): Record<string, string> {
   return {
     SVC_PROVIDER: 'whatsapp',
     SVC_WHATSAPP_GRAPH_URL: fake.url,
-    SVC_WHATSAPP_API_VERSION: 'v23.0',
+    SVC_WHATSAPP_API_VERSION: fake.apiVersion,
     SVC_WHATSAPP_APP_SECRET: APP_SECRET,
     SVC_WHATSAPP_VERIFY_TOKEN: VERIFY_TOKEN,
     // Many short waits: long enough in all to rotate a token, short enough for a test.

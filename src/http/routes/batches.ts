@@ -12,10 +12,11 @@ import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses, iso, Problem, Timestamp } from '../schemas.ts';
 import { sendingFor } from '../sendingFor.ts';
 import { BodyVariables, HeaderVariables, IdempotencyHeaders, idempotencyKeyOf, RichSendFields, SendAt, sendResult } from './messages.ts';
+import { RECIPIENT_MAX_LENGTH } from '../../domain/messageRequest.ts';
 
 const BatchItem = Type.Object(
   {
-    to: Type.String({ maxLength: 32, description: 'E.164 with the leading +.' }),
+    to: Type.String({ maxLength: RECIPIENT_MAX_LENGTH, description: 'E.164 with the leading +, or a WhatsApp business-scoped user id.' }),
     variables: Type.Optional(BodyVariables()),
     headerVariables: Type.Optional(HeaderVariables()),
     ...RichSendFields,

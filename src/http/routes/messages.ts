@@ -13,6 +13,7 @@ import { messageJson, MessageStatusView, MessageView, ProviderErrorView } from '
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 import { sendingFor } from '../sendingFor.ts';
+import { RECIPIENT_MAX_LENGTH } from '../../domain/messageRequest.ts';
 
 // The message view lives in messageView.ts; these names stay importable from here.
 export { acceptedMessageJson, messageJson, MessageView, messageView } from '../messageView.ts';
@@ -91,7 +92,12 @@ export const SendAt = Type.String({
 
 const SendBody = Type.Object(
   {
-    to: Type.String({ maxLength: 32, description: 'E.164 with the leading +, e.g. +5511987654321.' }),
+    to: Type.String({
+      maxLength: RECIPIENT_MAX_LENGTH,
+      description:
+        'E.164 with the leading +, e.g. +5511987654321; or a WhatsApp business-scoped user id of a user who hides their ' +
+        'number behind a username (US.13491208655302741918, or a parent id US.ENT.11815799212886844830).',
+    }),
     template: Type.String({ minLength: 1, maxLength: 512, description: 'Name of an APPROVED template (case-sensitive).' }),
     language: Type.String({ minLength: 1, maxLength: 16, description: 'Must be the language the template was approved in.' }),
     variables: Type.Optional(BodyVariables()),
@@ -106,7 +112,7 @@ const ListQuery = Type.Object(
   {
     ...PageQuery,
     status: Type.Optional(MessageStatusView),
-    to: Type.Optional(Type.String({ maxLength: 32 })),
+    to: Type.Optional(Type.String({ maxLength: RECIPIENT_MAX_LENGTH })),
     template: Type.Optional(Type.String({ maxLength: 512 })),
     since: Type.Optional(Type.String({ format: 'date-time', description: 'Queued at or after this time.' })),
     until: Type.Optional(Type.String({ format: 'date-time', description: 'Queued before this time.' })),

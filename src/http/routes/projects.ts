@@ -160,7 +160,7 @@ export async function projectRoutes(app: FastifyInstance, ctx: HttpContext): Pro
       const project = await findProject(ctx.database.reader, request.auth.projectId);
       if (!project) throw unauthorized();
       const account = project.provider_access_token_enc === null ? undefined : await findProviderAccount(ctx.database.reader, project.id);
-      return projectView(project, account && providerAccountView(project, account, ctx.config.providerMaxMps));
+      return projectView(project, account && providerAccountView(project, account, ctx.config));
     },
   );
 }

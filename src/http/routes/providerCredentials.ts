@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { CALLBACK_URL_MAX_LENGTH } from '../../domain/callbackUrl.ts';
 import { sealSecret } from '../../domain/secretBox.ts';
+import { type PaceSettings, sendPaceOf } from '../../domain/sendPace.ts';
 import { findProject, type ProjectRow, updateProject } from '../../db/projects.ts';
 import {
   accountColumns,
@@ -94,7 +95,7 @@ export const ProviderAccountView = Type.Object(
   { description: 'What the provider says of the sending number and its business account; refreshed hourly.' },
 );
 
-export function providerAccountView(project: Pick<ProjectRow, 'provider_messages_per_second'>, account: ProviderAccountRow, maxMps: number) {
+export function providerAccountView(project: Pick<ProjectRow, 'provider_messages_per_second'>, account: ProviderAccountRow, pace: PaceSettings) {
   const problem = account.problem === null ? undefined : (JSON.parse(account.problem) as { code: string; message: string });
   return {
     status: account.checked_at === null ? ('unchecked' as const) : problem ? ('action_required' as const) : ('ready' as const),
@@ -102,7 +103,7 @@ export function providerAccountView(project: Pick<ProjectRow, 'provider_messages
     displayPhoneNumber: account.display_phone_number,
     verifiedName: account.verified_name,
     qualityRating: account.quality_rating,
-    messagesPerSecond: Math.min(project.provider_messages_per_second ?? maxMps, maxMps),
+    messagesPerSecond: sendPaceOf(project.provider_messages_per_second, pace),
     webhooksSubscribed: account.webhooks_subscribed === 1,
     ...(problem && { problem }),
     checkedAt: account.checked_at === null ? null : iso(account.checked_at),
@@ -118,13 +119,13 @@ const ProviderCredentialsView = Type.Object({
   updatedAt: Timestamp,
 });
 
-function providerCredentialsView(row: ProjectRow, account: ProviderAccountRow | undefined, maxMps: number) {
+function providerCredentialsView(row: ProjectRow, account: ProviderAccountRow | undefined, pace: PaceSettings) {
   return {
     projectId: row.id,
     id: row.id,
     providerPhoneNumberId: row.provider_phone_number_id!,
     ...(row.callback_url !== null && { callbackUrl: row.callback_url }),
-    ...(account && { provider: providerAccountView(row, account, maxMps) }),
+    ...(account && { provider: providerAccountView(row, account, pace) }),
     updatedAt: iso(row.updated_at),
   };
 }
@@ -247,7 +248,7 @@ export async function providerCredentialRoutes(app: FastifyInstance, ctx: HttpCo
         if (account && accountRow) await saveProviderAccount(trx, accountRow, account.messagesPerSecond);
         return updateProject(trx, projectId, changes);
       });
-      return providerCredentialsView(saved!, accountRow ?? stored, ctx.config.providerMaxMps);
+      return providerCredentialsView(saved!, accountRow ?? stored, ctx.config);
     },
   );
 }

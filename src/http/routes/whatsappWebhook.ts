@@ -129,8 +129,14 @@ export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpConte
           });
         }
       }
-      // A number's throughput changed: its accounts are checked again at once (the dispatcher's pace follows).
-      for (const businessAccountId of new Set(accountChanges)) await makeBusinessAccountDue(db, businessAccountId, Date.now());
+      // A number's throughput changed (THROUGHPUT_UPGRADE…): its accounts are checked again at once,
+      // by whichever worker process is listening, and the dispatcher's pace follows the new tier.
+      let accountsDue = 0;
+      for (const businessAccountId of new Set(accountChanges)) accountsDue += await makeBusinessAccountDue(db, businessAccountId, Date.now());
+      if (accountsDue > 0) {
+        await ctx.notifier.notifyInTransaction(db, 'accounts');
+        ctx.notifier.wakeLocal('accounts');
+      }
       if (missing > 0) {
         request.log.warn({ missing }, 'WhatsApp statuses for messages not found; Meta will send them again');
         throw new ApiError('unavailable', 'Some statuses name messages that cannot be found yet; send them again later.');

@@ -7,6 +7,8 @@ import { GroupCommitter } from '../../db/groupCommit.ts';
 import { insertSandboxRecords, type SandboxRecord } from '../../db/sandboxRecords.ts';
 import type { MessageStatus, SandboxReportsTable } from '../../db/tables.ts';
 import { newId } from '../../domain/ids.ts';
+import { isBusinessScopedUserId } from '../../domain/messageRequest.ts';
+import { templatePricing } from '../../domain/pricing.ts';
 import { WorkerLoop } from '../../workers/loop.ts';
 import type { Notifier } from '../../workers/notifier.ts';
 import type {
@@ -21,7 +23,7 @@ import type {
   TemplateDeletion,
   TemplateSubmission,
 } from '../provider.ts';
-import { MAGIC, TEMPORARILY_UNAVAILABLE, UNDELIVERABLE } from './magicRecipients.ts';
+import { AUTHENTICATION_TO_BSUID, MAGIC, TEMPORARILY_UNAVAILABLE, UNDELIVERABLE } from './magicRecipients.ts';
 import { sandboxReview } from './reviewRules.ts';
 
 const REPORT_BATCH = 200;
@@ -100,7 +102,7 @@ export class SandboxProvider implements Provider {
   async sendMessage(message: MessageSubmission): Promise<SendOutcome> {
     const now = Date.now();
     const earlier = message.to === MAGIC.flakyTwice ? await this.#submissionsOf(message.messageId) : 0;
-    const outcome = this.#decide(message.to, earlier);
+    const outcome = this.#decide(message.to, earlier, message.category);
     const providerMessageId = outcome.kind === 'accepted' ? outcome.providerMessageId : null;
     const planned = providerMessageId === null ? [] : this.#plan(message.to);
     // Like a real provider, the sandbox has taken the message once it answers: its records are
@@ -199,11 +201,18 @@ export class SandboxProvider implements Provider {
     await this.#reports?.stop();
   }
 
-  #decide(to: string, earlierSubmissions: number): SendOutcome {
+  #decide(to: string, earlierSubmissions: number, category: string): SendOutcome {
     if (to === MAGIC.alwaysTransient || (to === MAGIC.flakyTwice && earlierSubmissions < 2)) {
       return { kind: 'transient', error: TEMPORARILY_UNAVAILABLE };
     }
-    return { kind: 'accepted', providerMessageId: `${PROVIDER_ID_PREFIX}${(providerIdCounter++).toString(16).padStart(8, '0')}` };
+    // As Meta: authentication templates (one-tap, zero-tap, copy code) go to phone numbers only.
+    if (category === 'AUTHENTICATION' && isBusinessScopedUserId(to)) return { kind: 'permanent', error: AUTHENTICATION_TO_BSUID };
+    return {
+      kind: 'accepted',
+      providerMessageId: `${PROVIDER_ID_PREFIX}${(providerIdCounter++).toString(16).padStart(8, '0')}`,
+      // As Meta's `sent` status says it: a template message outside a service window, at its category's rate.
+      pricing: templatePricing(category),
+    };
   }
 
   #plan(to: string): PlannedReport[] {

@@ -24,3 +24,9 @@ export const TEMPORARILY_UNAVAILABLE: ProviderError = {
   title: 'Something went wrong',
   message: 'Message failed to send because of an unknown error. Try again later.',
 };
+
+export const AUTHENTICATION_TO_BSUID: ProviderError = {
+  code: '131062',
+  title: 'Business-scoped user id not supported',
+  message: "You can only send authentication messages to recipients' phone numbers, not their business-scoped user IDs.",
+};

@@ -21,16 +21,31 @@ export const GRAPH_ERROR_CLASSES = {
     permission: [3, 10, 131005],
     /** Throttling: app, WABA, throughput, spam, pair and registration rate limits; "wait and try again". */
     throttling: [4, 80007, 130429, 131048, 131056, 133016, 133008, 133009, 133015],
-    /** Meta-side trouble: unknown, service, something went wrong, unavailable, maintenance, still syncing. */
+    /**
+     * Meta-side trouble: unknown, service, something went wrong, unavailable, maintenance (131057: a
+     * throughput upgrade takes the number away for up to a minute), a template still syncing.
+     */
     outage: [1, 2, 131000, 131016, 131057, 133004, 2494100, 134101],
+    /**
+     * 131049: Meta held the message back for the recipient's per-user marketing limit; Meta says to
+     * wait at least 24 hours before resending (RETRY_NOT_BEFORE_MS), as sooner fails the same way.
+     */
+    marketingLimit: [131049],
+    /** 131059 (v24.0+): an expired pagination cursor; the call is made again from the first page. */
+    cursor: [131059],
   },
   permanent: {
     /** The business account is restricted, blocked or locked by policy (HTTP 403, yet never passing by itself). */
     integrity: [368, 130497, 131031],
     /** The request itself is wrong. */
     request: [33, 100, 131008, 131009, 131051, 131052, 131053, 135000, 131055, 134100],
-    /** The recipient cannot get it: not on WhatsApp, the sender itself, opted out, outside the window, held back. */
-    recipient: [131021, 131026, 131047, 131049, 131050, 130472, 470],
+    /**
+     * The recipient cannot get it: not on WhatsApp, the sender itself, outside the window, stopped
+     * marketing messages (131050: "do not retry"), in Meta's marketing experiment (130472: never
+     * sent, never billed), or a business-scoped user id given for an authentication template
+     * (131062: those go to phone numbers only).
+     */
+    recipient: [131021, 131026, 131047, 131050, 130472, 131062, 470],
     /** The template: parameters, missing, too long, policy, paused, disabled, Flows. */
     template: [132000, 132001, 132005, 132007, 132012, 132015, 132016, 132068, 132069, 134102],
     /** The business account or number is not set up to send: display name, payment, registration, PIN. */
@@ -44,6 +59,17 @@ export const GRAPH_ERROR_CLASSES = {
 } as const;
 
 type Kind = keyof typeof GRAPH_ERROR_CLASSES;
+
+/**
+ * The least wait before a code's retry, as Meta documents it: a retry at the next backoff step
+ * would fail the same way (and, for 131049, lower the number's delivery rate).
+ */
+export const RETRY_NOT_BEFORE_MS: Readonly<Record<number, number>> = {
+  /** "Wait at least 24 hours before resending the template message." */
+  131049: 24 * 3600_000,
+  /** "The template syncing process can take up to 10 minutes to complete." */
+  134101: 10 * 60_000,
+};
 
 const CLASS_OF = new Map<number, { kind: Kind; group: string }>();
 for (const kind of Object.keys(GRAPH_ERROR_CLASSES) as Kind[]) {
@@ -101,7 +127,8 @@ export function classifyGraphFailure(failure: GraphFailure): FailureClass {
   const listed = typeof code === 'number' ? graphErrorClass(code) : undefined;
   const transient = listed ? listed.kind === 'transient' : transientStatus(failure.status);
   if (!transient) return { kind: 'permanent', error };
-  const { retryAfterMs } = failure;
+  const notBefore = typeof code === 'number' ? RETRY_NOT_BEFORE_MS[code] : undefined;
+  const retryAfterMs = notBefore === undefined ? failure.retryAfterMs : Math.max(notBefore, failure.retryAfterMs ?? 0);
   return { kind: 'transient', error, ...(retryAfterMs !== undefined && { retryAfterMs }) };
 }
 
@@ -114,6 +141,6 @@ export function isGraphOutage(failure: GraphFailure): boolean {
   if (failure.kind !== 'http') return true;
   const code = failure.error?.code;
   const listed = typeof code === 'number' ? graphErrorClass(code) : undefined;
-  if (listed) return listed.group === 'outage' || listed.group === 'throttling';
+  if (listed) return listed.group === 'outage' || listed.group === 'throttling' || listed.group === 'cursor';
   return failure.status >= 500 || failure.status === 408 || failure.status === 429;
 }

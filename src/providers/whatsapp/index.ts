@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import { recordProviderTemplateId } from '../../db/templates.ts';
+import { isBusinessScopedUserId } from '../../domain/messageRequest.ts';
 import type {
   AccountCheck,
   AccountQuery,
@@ -18,6 +19,7 @@ import { DownloadError } from '../../net/guardedDownload.ts';
 import { loadMediaSample } from '../../net/mediaSample.ts';
 import { checkAccount } from './account.ts';
 import { GraphClient, type GraphFailure, type GraphResult } from './client.ts';
+import { graphVersionWarning } from './graphVersions.ts';
 import { classifyGraphFailure, graphFailureError, isGraphOutage } from './errors.ts';
 import {
   createTemplatePayload,
@@ -30,11 +32,23 @@ import {
 } from './payloads.ts';
 
 const GRAPH_TIMEOUT_MS = 10_000;
+/** The send answer's `messages[0].message_status` for a message held by portfolio pacing (else `accepted`). */
+const HELD_FOR_QUALITY_ASSESSMENT = 'held_for_quality_assessment';
 /** Meta reviews most templates within minutes; its webhook usually settles them sooner. */
 const FIRST_REVIEW_CHECK_MS = 60_000;
 const REVIEW_RECHECK_MS = 5 * 60_000;
 /** A template registered before the project saved credentials (or before its account is known) waits for them. */
 const NO_ACCOUNT_RECHECK_MS = 60_000;
+
+/**
+ * A business-scoped user id goes in `recipient` (Meta, 2026: `to` is for phone numbers, and wins
+ * when both are given); a phone number stays in `to`.
+ */
+function addressed<T extends { to: string }>(payload: T): Omit<T, 'to'> & { to?: string; recipient?: string } {
+  if (!isBusinessScopedUserId(payload.to)) return payload;
+  const { to, ...rest } = payload;
+  return { ...rest, recipient: to };
+}
 
 /** A Graph call that failed where the caller cannot answer with an outcome (template review). */
 export class GraphCallError extends Error {
@@ -75,7 +89,7 @@ export class WhatsAppProvider implements Provider {
     settings: Config['whatsapp'],
     database: Database,
     logger: Logger,
-    options: { timeoutMs?: number; allowPrivateSamples?: boolean } = {},
+    options: { timeoutMs?: number; allowPrivateSamples?: boolean; now?: () => number } = {},
   ) {
     const timeoutMs = options.timeoutMs ?? GRAPH_TIMEOUT_MS;
     this.#client = new GraphClient({ graphUrl: settings.graphUrl, apiVersion: settings.apiVersion, timeoutMs });
@@ -85,6 +99,9 @@ export class WhatsAppProvider implements Provider {
     this.#allowPrivateSamples = options.allowPrivateSamples ?? false;
     this.#database = database;
     this.#logger = logger.child({ provider: 'whatsapp' });
+    // At start, so an operator hears of Meta's retirement of the version months before it happens.
+    const warning = graphVersionWarning(settings.apiVersion, (options.now ?? Date.now)());
+    if (warning !== undefined) this.#logger.warn({ graphApiVersion: settings.apiVersion }, warning);
   }
 
   checkAccount(query: AccountQuery): Promise<AccountCheck> {
@@ -98,11 +115,16 @@ export class WhatsAppProvider implements Provider {
       method: 'POST',
       path: `/${encodeURIComponent(message.credentials.phoneNumberId)}/messages`,
       accessToken: message.credentials.accessToken,
-      body: sendMessagePayload(message, codeButton),
+      body: addressed(sendMessagePayload(message, codeButton)),
     });
     if (!result.ok) return classifyGraphFailure(result.failure);
-    const providerMessageId = result.body?.messages?.[0]?.id;
-    if (typeof providerMessageId === 'string' && providerMessageId !== '') return { kind: 'accepted', providerMessageId };
+    const [answer] = result.body?.messages ?? [];
+    const providerMessageId = answer?.id;
+    if (typeof providerMessageId === 'string' && providerMessageId !== '') {
+      // Portfolio pacing: taken, but held until Meta releases it (a `sent` status) or drops it (132015).
+      const held = answer?.message_status === HELD_FOR_QUALITY_ASSESSMENT;
+      return { kind: 'accepted', providerMessageId, ...(held && { held }) };
+    }
     return {
       kind: 'transient',
       error: { code: 'provider_bad_response', title: 'Unexpected answer', message: 'The Graph API answered without a message id.' },

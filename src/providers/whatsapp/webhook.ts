@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { pricingOf } from '../../domain/pricing.ts';
 import { MAX_CLOCK_SKEW_MS } from '../../domain/reportedTime.ts';
 import type { ProviderError, ProviderReport } from '../provider.ts';
 import { rejectionReason } from './payloads.ts';
@@ -102,6 +103,7 @@ function messageReports(value: Json, now: number): MessageReport[] {
     if (mapped === undefined || providerMessageId === undefined) continue;
     const messageId = text(status.biz_opaque_callback_data);
     const error = mapped === 'FAILED' ? statusError(status) : undefined;
+    const pricing = pricingOf(status.pricing);
     reports.push({
       kind: 'message',
       providerMessageId,
@@ -110,6 +112,7 @@ function messageReports(value: Json, now: number): MessageReport[] {
       status: mapped,
       occurredAt: millisOf(status.timestamp, now),
       ...(error && { error }),
+      ...(pricing && { pricing }),
     });
   }
   return reports;
