@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db/database.ts';
+import type { MessageRow } from '../db/messages.ts';
+import { findTemplate } from '../db/templates.ts';
+import type { Reply } from '../domain/inboundMessages.ts';
+import { ApiError, validationError } from '../http/errors.ts';
+import type { Notifier } from '../workers/notifier.ts';
+import { recordReplyOnMessage, type RecordedReply } from './recordReply.ts';
+
+// The sandbox's simulated reply (POST /v1/test-helpers/messages/{id}/reply, CONTRACT §9): a tap on
+// one of the message's quick-reply buttons, or a text written back to it, recorded as a provider's
+// inbound reply would be.
+
+export interface SandboxReplyRequest {
+  /** The button's index in the template's BUTTONS component. */
+  buttonIndex?: number;
+  text?: string;
+}
+
+type Json = Record<string, unknown>;
+
+function object(value: unknown): Json | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
+}
+
+/** The template's buttons, in order, as stored (its BUTTONS component's `buttons`). */
+function buttonsOf(components: string): Json[] {
+  const parsed: unknown = JSON.parse(components);
+  const list = Array.isArray(parsed) ? parsed : [];
+  const buttons = list.map(object).find((component) => component?.type === 'BUTTONS')?.buttons;
+  return Array.isArray(buttons) ? buttons.map((button) => object(button) ?? {}) : [];
+}
+
+/**
+ * The payload the message gave a quick reply (its `buttons` send field, `{ "0": { "payload" } }`),
+ * where the message row keeps it; none otherwise.
+ */
+function sentPayload(message: MessageRow, index: number): string | undefined {
+  const stored = (message as MessageRow & { buttons?: unknown }).buttons;
+  let buttons: unknown = stored;
+  if (typeof stored === 'string') {
+    try {
+      buttons = JSON.parse(stored);
+    } catch {
+      return undefined;
+    }
+  }
+  const payload = object(object(buttons)?.[String(index)])?.payload;
+  return typeof payload === 'string' && payload !== '' ? payload : undefined;
+}
+
+/** What the recipient's tap or text is, from the request and the message's template. */
+async function replyOf(trx: Db, message: MessageRow, request: SandboxReplyRequest): Promise<Reply> {
+  const given = [request.buttonIndex, request.text].filter((value) => value !== undefined).length;
+  if (given !== 1) {
+    throw validationError([
+      { field: '/buttonIndex', code: 'one_of', message: 'Give either buttonIndex (a tap on a quick reply) or text (a written reply), not both, not neither.' },
+    ]);
+  }
+  if (request.text !== undefined) return { type: 'text', text: request.text };
+  const index = request.buttonIndex!;
+  const template = await findTemplate(trx, message.project_id, message.template_id);
+  const button = template === undefined ? undefined : buttonsOf(template.components)[index];
+  if (button?.type !== 'QUICK_REPLY' || typeof button.text !== 'string') {
+    const problem = `/buttonIndex ${index} names no QUICK_REPLY button of template '${message.template_name}'.`;
+    throw validationError([{ field: '/buttonIndex', code: 'not_a_quick_reply', message: problem }]);
+  }
+  return { type: 'button', text: button.text, payload: sentPayload(message, index) ?? button.text };
+}
+
+/**
+ * Records the simulated reply on the message in the caller's transaction (409 for a CANCELED
+ * message, which was never sent). The caller wakes the 'webhooks' channel after commit when
+ * `enqueued`.
+ */
+export async function replyInSandbox(
+  trx: Db,
+  notifier: Notifier,
+  message: MessageRow,
+  request: SandboxReplyRequest,
+  now: number,
+): Promise<RecordedReply & { enqueued: boolean }> {
+  const reply = await replyOf(trx, message, request);
+  if (message.status === 'CANCELED') {
+    throw new ApiError('invalid_status_transition', 'The message was canceled before it was sent; nobody can reply to it.');
+  }
+  const inbound = { providerMessageId: `wamid.sandbox.reply.${randomUUID()}`, reply, occurredAt: now };
+  return recordReplyOnMessage(trx, notifier, message, inbound, now);
+}
