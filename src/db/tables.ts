@@ -145,7 +145,7 @@ export interface SuppressionsTable {
 
 /** What a recipient answered to a message (CONTRACT §9); lives as long as its message. */
 export interface MessageRepliesTable {
-  /** rpl_…: also the event id of its message.replied deliveries. */
+  /** evt_… (an event id, sorting with the status events by time): also the event id of its message.replied deliveries. */
   id: string;
   project_id: string;
   message_id: string;

@@ -7,7 +7,7 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const TIME_LENGTH = 10;
 const RANDOM_LENGTH = 16;
 
-export type IdPrefix = 'proj' | 'tpl' | 'msg' | 'key' | 'evt' | 'tse' | 'att' | 'bat' | 'sup' | 'we' | 'rpl';
+export type IdPrefix = 'proj' | 'tpl' | 'msg' | 'key' | 'evt' | 'tse' | 'att' | 'bat' | 'sup' | 'we';
 
 let lastTime = -1;
 let lastRandom: number[] = [];

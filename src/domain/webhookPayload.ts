@@ -148,7 +148,7 @@ export function templateEventOf(change: {
 }
 
 export interface ReplyWebhookInput {
-  /** The reply's id (rpl_…). */
+  /** The reply's id (evt_…, an event id). */
   eventId: string;
   messageId: string;
   /** The message's recipient (who replied), E.164. */

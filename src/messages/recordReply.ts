@@ -41,7 +41,7 @@ export async function recordReplyTo(
   now: number,
 ): Promise<{ row: MessageReplyRow; recorded: boolean; enqueued: boolean }> {
   const row: MessageReplyRow = {
-    id: newId('rpl', now),
+    id: newId('evt', now),
     project_id: message.project_id,
     message_id: message.id,
     provider_reply_id: inbound.providerMessageId,

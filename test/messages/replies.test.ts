@@ -50,7 +50,7 @@ for (const kind of databaseKinds()) {
 
       const tap = await server.call('POST', REPLY(id), { key: sender.key, body: { buttonIndex: 1 } });
       assert.equal(tap.status, 200, tap.text);
-      assert.match(tap.body.id, /^rpl_/);
+      assert.match(tap.body.id, /^evt_/);
       assert.equal(tap.body.messageId, id);
       assert.equal(tap.body.event, 'message.replied');
       assert.deepEqual(tap.body.reply, { type: 'button', text: 'Reschedule', payload: 'Reschedule' });
@@ -145,6 +145,17 @@ for (const kind of databaseKinds()) {
         );
         assert.equal(body.occurred_at, tap.body.occurredAt);
       }
+
+      // The project's event feed carries the reply, its payload the body the endpoints received.
+      const feed = await server.call('GET', '/v1/events?limit=200', { key: sender.key });
+      assert.equal(feed.status, 200, feed.text);
+      const inFeed = feed.body.filter((event: any) => event.payload.message_id === id);
+      assert.deepEqual(inFeed.map((event: any) => event.type), ['message.sent', 'message.replied']);
+      assert.equal(inFeed[1].id, tap.body.id);
+      assert.equal(JSON.stringify(inFeed[1].payload), arrivals[0]!.body);
+      // Paging by `after` walks status events and replies in one order.
+      const afterSent = await server.call('GET', `/v1/events?after=${inFeed[0].id}&limit=1`, { key: sender.key });
+      assert.deepEqual(afterSent.body.map((event: any) => event.id), [tap.body.id]);
 
       // The events view shows the reply's deliveries; the delivery list filters by the event.
       const events = await server.call('GET', `/v1/messages/${id}/events`, { key: sender.key });

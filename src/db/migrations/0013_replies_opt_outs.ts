@@ -25,6 +25,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('message_replies_by_message').on('message_replies').columns(['message_id', 'id']).execute();
+  // GET /v1/events reads a project's replies in id order after a given id, beside its status events.
+  await db.schema.createIndex('message_replies_by_project').on('message_replies').columns(['project_id', 'id']).execute();
   await db.schema
     .createIndex('message_replies_once')
     .on('message_replies')

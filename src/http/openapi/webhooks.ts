@@ -47,7 +47,7 @@ const PAYLOAD_SCHEMAS: Record<string, object> = {
     required: ['event', 'event_id', 'message_id', 'to', 'template', 'reply', 'occurred_at'],
     properties: {
       event: { type: 'string', enum: [REPLY_EVENT], description: 'The event type; equals the X-Service-Event header.' },
-      event_id: { type: 'string', description: 'The reply’s id, as in the message’s events.', examples: ['rpl_01jd2k3m4n5p6q7r8s9t0v1w2x'] },
+      event_id: { type: 'string', description: 'The reply’s id, as in the message’s events.', examples: ['evt_01jd2k3m4n5p6q7r8s9t0v1w2x'] },
       message_id: { type: 'string', description: 'The message answered.', examples: ['msg_01jd2k3m4n5p6q7r8s9t0v1w2x'] },
       to: { type: 'string', description: 'The message’s recipient (who replied), E.164.', examples: ['+5511987654321'] },
       template: { type: 'string', description: 'The message’s template name.' },
