@@ -3,6 +3,7 @@ import type { Db } from '../db/database.ts';
 import type { MessageRow } from '../db/messages.ts';
 import { findTemplate } from '../db/templates.ts';
 import type { Reply } from '../domain/inboundMessages.ts';
+import { quickReplyTap } from '../domain/quickReplyTap.ts';
 import { ApiError, validationError } from '../http/errors.ts';
 import type { Notifier } from '../workers/notifier.ts';
 import { recordReplyOnMessage, type RecordedReply } from './recordReply.ts';
@@ -17,38 +18,6 @@ export interface SandboxReplyRequest {
   text?: string;
 }
 
-type Json = Record<string, unknown>;
-
-function object(value: unknown): Json | undefined {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
-}
-
-/** The template's buttons, in order, as stored (its BUTTONS component's `buttons`). */
-function buttonsOf(components: string): Json[] {
-  const parsed: unknown = JSON.parse(components);
-  const list = Array.isArray(parsed) ? parsed : [];
-  const buttons = list.map(object).find((component) => component?.type === 'BUTTONS')?.buttons;
-  return Array.isArray(buttons) ? buttons.map((button) => object(button) ?? {}) : [];
-}
-
-/**
- * The payload the message gave a quick reply (its `buttons` send field, `{ "0": { "payload" } }`),
- * where the message row keeps it; none otherwise.
- */
-function sentPayload(message: MessageRow, index: number): string | undefined {
-  const stored = (message as MessageRow & { buttons?: unknown }).buttons;
-  let buttons: unknown = stored;
-  if (typeof stored === 'string') {
-    try {
-      buttons = JSON.parse(stored);
-    } catch {
-      return undefined;
-    }
-  }
-  const payload = object(object(buttons)?.[String(index)])?.payload;
-  return typeof payload === 'string' && payload !== '' ? payload : undefined;
-}
-
 /** What the recipient's tap or text is, from the request and the message's template. */
 async function replyOf(trx: Db, message: MessageRow, request: SandboxReplyRequest): Promise<Reply> {
   const given = [request.buttonIndex, request.text].filter((value) => value !== undefined).length;
@@ -60,12 +29,14 @@ async function replyOf(trx: Db, message: MessageRow, request: SandboxReplyReques
   if (request.text !== undefined) return { type: 'text', text: request.text };
   const index = request.buttonIndex!;
   const template = await findTemplate(trx, message.project_id, message.template_id);
-  const button = template === undefined ? undefined : buttonsOf(template.components)[index];
-  if (button?.type !== 'QUICK_REPLY' || typeof button.text !== 'string') {
+  // The message's rich parameters are the sending half's column (absent on the spec's messages).
+  const sent = (message as MessageRow & { rich_parameters?: string | null }).rich_parameters;
+  const tap = template === undefined ? undefined : quickReplyTap(template.components, sent, index);
+  if (tap === undefined) {
     const problem = `/buttonIndex ${index} names no QUICK_REPLY button of template '${message.template_name}'.`;
     throw validationError([{ field: '/buttonIndex', code: 'not_a_quick_reply', message: problem }]);
   }
-  return { type: 'button', text: button.text, payload: sentPayload(message, index) ?? button.text };
+  return tap;
 }
 
 /**
