@@ -248,6 +248,18 @@ for (const kind of databaseKinds()) {
       assert.equal((await server.call('POST', '/v1/messages', { key: sender.key, body: sendBody(sender, '+5511987650005') })).status, 202);
     });
 
+    it('erases a project’s replies with its messages', async () => {
+      const sender = await senderWithButtons();
+      const id = await sentMessage(sender);
+      assert.equal((await server.call('POST', REPLY(id), { key: sender.key, body: { buttonIndex: 0 } })).status, 200);
+      assert.equal((await server.call('POST', REPLY(id), { key: sender.key, body: { text: 'STOP' } })).status, 200);
+      const replies = () => server.app.database.db.selectFrom('message_replies').select('id').where('project_id', '=', sender.projectId).execute();
+      assert.equal((await replies()).length, 2);
+      const erased = await server.call('DELETE', '/v1/projects/me', { key: sender.key });
+      assert.equal(erased.status, 200, erased.text);
+      assert.deepEqual(await replies(), []);
+    });
+
     it('refuses a reply to a canceled message, which was never sent', async () => {
       const sender = await senderWithButtons();
       const later = new Date(Date.now() + 3600_000).toISOString();
