@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { databaseKinds } from '../support/databases.ts';
-import { FAKE_WABA_ID, type FakeGraphApi, OTHER_WABA_ID, systemUserToken } from '../support/fakeGraphApi.ts';
+import { type FakeGraphApi, OTHER_WABA_ID, systemUserToken } from '../support/fakeGraphApi.ts';
 import { suppressionRows } from '../support/replies.ts';
+import { buttonTap, inboundId, messagesWebhook, preferencesWebhook, seconds, textMessage } from '../support/whatsappInbound.ts';
 import type { TestServer } from '../support/server.ts';
 import { waitForStatus } from '../support/sending.ts';
 import { deliveryRows, liveSecrets, setCallbackUrl, waitUntil } from '../support/webhookEvents.ts';
@@ -10,7 +11,6 @@ import { ok, startWebhookReceiver, type WebhookReceiver } from '../support/webho
 import {
   connectedProject,
   CREDENTIALS,
-  PHONE_NUMBER_ID,
   postWebhook,
   providerTemplateIdOf,
   startWhatsApp,
@@ -25,77 +25,6 @@ import {
 // stopped or resumed). Signed with the app secret like every notification.
 
 const OTHER_NUMBER = '106540399990003';
-
-function messagesWebhook(messages: unknown[], phoneNumberId = PHONE_NUMBER_ID, waba = FAKE_WABA_ID) {
-  const from = (messages[0] as { from?: string } | undefined)?.from ?? '5511987654321';
-  return {
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: waba,
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '15550783881', phone_number_id: phoneNumberId },
-              contacts: [{ profile: { name: 'Ana' }, wa_id: from }],
-              messages,
-            },
-          },
-        ],
-      },
-    ],
-  };
-}
-
-function preferencesWebhook(waId: string, value: 'stop' | 'resume', phoneNumberId = PHONE_NUMBER_ID) {
-  return {
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: FAKE_WABA_ID,
-        changes: [
-          {
-            field: 'user_preferences',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '15550783881', phone_number_id: phoneNumberId },
-              contacts: [{ wa_id: waId }],
-              user_preferences: [
-                {
-                  wa_id: waId,
-                  detail: `User requested to ${value} marketing messages`,
-                  category: 'marketing_messages',
-                  value,
-                  timestamp: Math.floor(Date.now() / 1000),
-                },
-              ],
-            },
-          },
-        ],
-      },
-    ],
-  };
-}
-
-let inboundSequence = 0;
-const seconds = () => String(Math.floor(Date.now() / 1000));
-
-function buttonTap(wamid: string, text: string, payload = text, from = '5511987654321') {
-  return { context: { from: '15550783881', id: wamid }, from, id: `wamid.inbound.${++inboundSequence}`, timestamp: seconds(), type: 'button', button: { payload, text } };
-}
-
-function textMessage(body: string, options: { inReplyTo?: string; from?: string } = {}) {
-  return {
-    ...(options.inReplyTo !== undefined && { context: { from: '15550783881', id: options.inReplyTo } }),
-    from: options.from ?? '5511987654321',
-    id: `wamid.inbound.${++inboundSequence}`,
-    timestamp: seconds(),
-    type: 'text',
-    text: { body },
-  };
-}
 
 for (const kind of databaseKinds()) {
   describe(`WhatsApp replies and opt-outs (${kind})`, () => {
@@ -211,7 +140,7 @@ for (const kind of databaseKinds()) {
       const interactive = {
         context: { from: '15550783881', id: message.wamid },
         from: '5511987654321',
-        id: `wamid.inbound.${++inboundSequence}`,
+        id: inboundId(),
         timestamp: seconds(),
         type: 'interactive',
         interactive: { type: 'button_reply', button_reply: { id: 'confirm-1', title: 'Yes, confirm' } },
