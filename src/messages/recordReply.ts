@@ -107,8 +107,10 @@ export async function recordInboundMessage(deps: ReplyDeps, inbound: InboundMess
   let enqueued = false;
   const result = await deps.database.db.transaction().execute(async (trx) => {
     const owners = [...((await projectsSendingFrom(trx, [inbound.phoneNumberId])).get(inbound.phoneNumberId) ?? [])];
-    if (owners.length === 0 || inbound.reply === undefined) return owners.length === 0 ? 'unknown' : 'recorded';
+    if (owners.length === 0) return 'unknown';
+    // Media, reactions, locations…: nothing svc reads, neither a reply nor a keyword.
     const reply = inbound.reply;
+    if (reply === undefined) return 'recorded';
     const message = inbound.inReplyTo === undefined ? undefined : await findMessageByProviderId(trx, owners, inbound.inReplyTo);
     if (message !== undefined) {
       const recorded = await recordReplyTo(trx, deps.notifier, message, { ...inbound, reply }, now);
