@@ -283,6 +283,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test-helpers/messages/{id}/reply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate the recipient answering a message
+         * @description Sandbox only. `buttonIndex`: a tap on that button of the message’s template (a QUICK_REPLY; its payload is the one the message was sent with, else the button’s text); `text`: a message written in reply. Give one of the two. Recorded as a provider’s reply would be: listed in the message’s events, emitted as `message.replied` to the webhook endpoints that take it (never the callbackUrl), and checked against the project’s opt-out keywords. The message’s status does not change. A canceled message is 409 invalid_status_transition.
+         */
+        post: operations["replyToMessageInSandbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/messages": {
         parameters: {
             query?: never;
@@ -433,7 +453,7 @@ export interface paths {
         put?: never;
         /**
          * Stop sending to a number (opt-out)
-         * @description Sends to the number are refused from now on with 422 recipient_suppressed (single sends, batch items, scheduled sends). Messages accepted before stay as they are: cancel them to stop them. 201 with the new record; a number already on the list answers 200 with its record, unchanged.
+         * @description Sends to the number are refused from now on with 422 recipient_suppressed (single sends, batch items, scheduled sends). Messages accepted before stay as they are: cancel them to stop them. 201 with the new record; a number already on the list answers 200 with its record, unchanged (a marketing-only one becomes `scope: "all"`).
          */
         post: operations["createSuppression"];
         delete?: never;
@@ -458,6 +478,30 @@ export interface paths {
          * @description Removes the number from the suppression list: 204, or 404 when it is not on it.
          */
         delete: operations["deleteSuppression"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/me/opt-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project’s opt-out keywords
+         * @description An inbound message to the project’s number (a reply or not) whose text or button payload is one of the keywords (trimmed, any case) puts its sender on the suppression list with `source: "opt_out_keyword"`, `scope: "all"`: sends to it are then 422 recipient_suppressed.
+         */
+        get: operations["getOptOutSettings"];
+        /**
+         * Replace the project’s opt-out keywords, or turn them off
+         * @description An inbound message to the project’s number (a reply or not) whose text or button payload is one of the keywords (trimmed, any case) puts its sender on the suppression list with `source: "opt_out_keyword"`, `scope: "all"`: sends to it are then 422 recipient_suppressed. Numbers already suppressed stay suppressed.
+         */
+        put: operations["updateOptOutSettings"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -661,7 +705,7 @@ export interface paths {
         };
         /**
          * The project’s events, oldest first
-         * @description Every message event of the project (each status change after QUEUED: message.sent, .delivered, .read, .failed, .canceled), whether or not a callback URL or endpoint is set; template and test events are not in it. oldest first. Continue with `after` = the last id you got; when a page is full, the `Link: <…>; rel="next"` header names the next one. An event committed late may carry an id just before one already read: a poller that must see everything re-reads a few seconds back and skips the ids it has.
+         * @description Every message event of the project (each status change after QUEUED: message.sent, .delivered, .read, .failed, .canceled; and each reply: message.replied), whether or not a callback URL or endpoint is set; template and test events are not in it. oldest first. Continue with `after` = the last id you got; when a page is full, the `Link: <…>; rel="next"` header names the next one. An event committed late may carry an id just before one already read: a poller that must see everything re-reads a few seconds back and skips the ids it has.
          */
         get: operations["listEvents"];
         put?: never;
@@ -768,6 +812,26 @@ export interface webhooks {
          * @description POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
          */
         post: operations["messageCanceledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.replied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The message.replied event
+         * @description POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). Answer 2xx within the timeout (default 10 s) to acknowledge; anything else, redirects included, is retried with backoff, so the same event can arrive more than once.
+         */
+        post: operations["messageRepliedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1056,6 +1120,48 @@ export interface components {
                 title: string;
                 message: string;
             };
+        };
+        /** @description The recipient answered a message: tapped one of its quick-reply buttons, or wrote back in reply to it. The message’s status is unchanged. */
+        MessageReplyWebhookPayload: {
+            /**
+             * @description The event type; equals the X-Service-Event header.
+             * @enum {string}
+             */
+            event: "message.replied";
+            /**
+             * @description The reply’s id, as in the message’s events.
+             * @example evt_01jd2k3m4n5p6q7r8s9t0v1w2x
+             */
+            event_id: string;
+            /**
+             * @description The message answered.
+             * @example msg_01jd2k3m4n5p6q7r8s9t0v1w2x
+             */
+            message_id: string;
+            /**
+             * @description The message’s recipient (who replied), E.164.
+             * @example +5511987654321
+             */
+            to: string;
+            /** @description The message’s template name. */
+            template: string;
+            reply: {
+                /**
+                 * @description `button`: a quick-reply tap; `text`: a written reply.
+                 * @enum {string}
+                 */
+                type: "button" | "text";
+                /** @description The button’s text, or what the recipient wrote. */
+                text: string;
+                /** @description A button’s payload (the one sent with the message, else its text); never on text. */
+                payload?: string;
+            };
+            /**
+             * Format: date-time
+             * @description When the recipient answered.
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            occurred_at: string;
         };
         /** @description A template’s review outcome, or a later status the provider gave it. */
         TemplateWebhookPayload: {
@@ -1522,7 +1628,7 @@ export interface components {
             /** @description The event this delivery reports: a message status change (evt_…), a template status change (tse_…), or a test (evt_…). */
             eventId: string;
             /** @enum {string} */
-            event: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.canceled" | "template.approved" | "template.rejected" | "template.paused" | "template.flagged" | "template.locked" | "template.disabled" | "template.deleted" | "template.pending_deletion" | "template.archived" | "template.limit_exceeded" | "template.in_appeal" | "webhook.test";
+            event: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.canceled" | "message.replied" | "template.approved" | "template.rejected" | "template.paused" | "template.flagged" | "template.locked" | "template.disabled" | "template.deleted" | "template.pending_deletion" | "template.archived" | "template.limit_exceeded" | "template.in_appeal" | "webhook.test";
             /** @description The message of a message event; null for template and test events. */
             messageId: string | null;
             /** @description The template of a template event; else null. */
@@ -1581,6 +1687,18 @@ export interface components {
              */
             occurredAt: string;
             error?: components["schemas"]["ProviderError"];
+            /** @description What the recipient answered. */
+            reply?: {
+                /**
+                 * @description `button`: a tap on a quick-reply button; `text`: a message written in reply.
+                 * @enum {string}
+                 */
+                type: "button" | "text";
+                /** @description The button’s text, or what the recipient wrote. */
+                text: string;
+                /** @description A button’s payload (the one the message was sent with, else the button’s text); never on text. */
+                payload?: string;
+            };
             /** @description Webhook deliveries of this event, with their attempts. */
             deliveries: components["schemas"]["WebhookDelivery"][];
         };
@@ -1611,10 +1729,15 @@ export interface components {
             phoneNumber: string;
             reason: string | null;
             /**
-             * @description `api`: added with POST /v1/suppressions; `provider`: added when the provider failed a message as opted out or not on WhatsApp.
+             * @description `api`: added with POST /v1/suppressions; `provider`: added when the provider failed a message as opted out or not on WhatsApp; `opt_out_keyword`: the recipient sent one of the project’s opt-out keywords (GET /v1/projects/me/opt-out); `marketing_opt_out`: the recipient stopped marketing messages in WhatsApp (lifted when they resume them).
              * @enum {string}
              */
-            source: "api" | "provider";
+            source: "api" | "provider" | "opt_out_keyword" | "marketing_opt_out";
+            /**
+             * @description `all`: every send is refused; `marketing`: only sends of MARKETING templates are (UTILITY and AUTHENTICATION go).
+             * @enum {string}
+             */
+            scope: "all" | "marketing";
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
@@ -3195,6 +3318,128 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    replyToMessageInSandbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The button’s index in the template (0 first). */
+                    buttonIndex?: number;
+                    /** @description A text reply. */
+                    text?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The reply’s id: the `event_id` of its message.replied, and its id in the message’s events. */
+                        id: string;
+                        messageId: string;
+                        /** @enum {string} */
+                        event: "message.replied";
+                        /** @description What the recipient answered. */
+                        reply: {
+                            /**
+                             * @description `button`: a tap on a quick-reply button; `text`: a message written in reply.
+                             * @enum {string}
+                             */
+                            type: "button" | "text";
+                            /** @description The button’s text, or what the recipient wrote. */
+                            text: string;
+                            /** @description A button’s payload (the one the message was sent with, else the button’s text); never on text. */
+                            payload?: string;
+                        };
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        occurredAt: string;
+                        /** @description True when the reply was an opt-out keyword and suppressed the recipient. */
+                        optedOut: boolean;
+                    };
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description invalid_status_transition */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listMessages: {
         parameters: {
             query?: {
@@ -4234,6 +4479,156 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getOptOutSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description The keywords (default STOP, UNSUBSCRIBE, PARAR, SAIR, BAJA, ARRET).
+                         * @example [
+                         *       "STOP",
+                         *       "UNSUBSCRIBE",
+                         *       "PARAR",
+                         *       "SAIR",
+                         *       "BAJA",
+                         *       "ARRET"
+                         *     ]
+                         */
+                        keywords: string[];
+                        /** @description Whether an inbound keyword suppresses its sender (default true). */
+                        enabled: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateOptOutSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Replaces the whole list: at most 50 keywords, each printable text of at most 64 characters once trimmed, none repeated (case aside). Left out: unchanged. */
+                    keywords?: string[];
+                    /** @description Left out: unchanged. */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description The keywords (default STOP, UNSUBSCRIBE, PARAR, SAIR, BAJA, ARRET).
+                         * @example [
+                         *       "STOP",
+                         *       "UNSUBSCRIBE",
+                         *       "PARAR",
+                         *       "SAIR",
+                         *       "BAJA",
+                         *       "ARRET"
+                         *     ]
+                         */
+                        keywords: string[];
+                        /** @description Whether an inbound keyword suppresses its sender (default true). */
+                        enabled: boolean;
+                    };
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
     previewTemplate: {
         parameters: {
             query?: never;
@@ -4387,7 +4782,7 @@ export interface operations {
                 /** @description Opaque; from the previous page’s Link rel="next". */
                 cursor?: string;
                 status?: "pending" | "succeeded" | "failed";
-                event?: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.canceled" | "template.approved" | "template.rejected" | "template.paused" | "template.flagged" | "template.locked" | "template.disabled" | "template.deleted" | "template.pending_deletion" | "template.archived" | "template.limit_exceeded" | "template.in_appeal" | "webhook.test";
+                event?: "message.sent" | "message.delivered" | "message.read" | "message.failed" | "message.canceled" | "message.replied" | "template.approved" | "template.rejected" | "template.paused" | "template.flagged" | "template.locked" | "template.disabled" | "template.deleted" | "template.pending_deletion" | "template.archived" | "template.limit_exceeded" | "template.in_appeal" | "webhook.test";
                 /** @description Only this message’s deliveries. */
                 messageId?: string;
                 /** @description Created at or after this time. */
@@ -4749,7 +5144,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description The event types to receive, among: message.sent, message.delivered, message.read, message.failed, message.canceled, template.approved, template.rejected, template.paused, template.flagged, template.locked, template.disabled, template.deleted, template.pending_deletion, template.archived, template.limit_exceeded, template.in_appeal. Omitted (or null on update): every event, including ones added later.
+                     * @description The event types to receive, among: message.sent, message.delivered, message.read, message.failed, message.canceled, message.replied, template.approved, template.rejected, template.paused, template.flagged, template.locked, template.disabled, template.deleted, template.pending_deletion, template.archived, template.limit_exceeded, template.in_appeal. Omitted (or null on update): every event, including ones added later.
                      * @example [
                      *       "message.delivered",
                      *       "message.failed",
@@ -5292,7 +5687,6 @@ export interface operations {
                          * @example 2026-11-22T10:00:00.000Z
                          */
                         occurredAt: string;
-                        /** @description The webhook body a callback receives for this event, field for field. */
                         payload: {
                             event: string;
                             message_id: string;
@@ -5310,6 +5704,24 @@ export interface operations {
                                 title: string;
                                 message: string;
                             };
+                        } | {
+                            /** @enum {string} */
+                            event: "message.replied";
+                            event_id: string;
+                            message_id: string;
+                            to: string;
+                            template: string;
+                            reply: {
+                                /** @enum {string} */
+                                type: "button" | "text";
+                                text: string;
+                                payload?: string;
+                            };
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T10:00:00.000Z
+                             */
+                            occurred_at: string;
                         };
                     }[];
                 };
@@ -5554,6 +5966,50 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["MessageWebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any answer other than 2xx (or none in time) is a failed attempt, retried later. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    messageRepliedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id: the same as X-Service-Delivery, the same on every retry; deduplicate by it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks timestamp: seconds since the epoch, the time of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per live `whsec_` secret (two for 24 h after a rotation). Verify against the raw body; accept if any matches. */
+                "webhook-signature": string;
+                /** @description The event type, equal to the `event` field. */
+                "X-Service-Event": string;
+                /** @description A UUID per (event, destination), the same on every retry of that event. */
+                "X-Service-Delivery": string;
+                /** @description The attempt number: 1, 2, … */
+                "X-Service-Delivery-Attempt": string;
+                /** @description Always `Service/1.0`. */
+                "User-Agent": "Service/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageReplyWebhookPayload"];
             };
         };
         responses: {

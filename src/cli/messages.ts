@@ -93,7 +93,7 @@ export function registerMessageCommands(program: Command): void {
     );
   });
 
-  const tail = leaf(messages, 'tail', 'print new messages and status changes as they happen, until Ctrl-C')
+  const tail = leaf(messages, 'tail', 'print new messages, status changes and replies as they happen, until Ctrl-C')
     .option('--since <when>', 'start this far back (10m, 2h) or at an ISO time (default: now)')
     .option('--interval <duration>', 'how often to ask', '1s');
   runs<{ json?: boolean; since?: string; interval: string }>(tail, async (out, options) => {
@@ -117,13 +117,21 @@ export function registerMessageCommands(program: Command): void {
         occurredAt: message.queuedAt,
       }));
       for (const event of changes) {
-        const payload = event.payload as { message_id?: string; to?: string; template?: string; status?: string; error?: TailLine['error'] };
+        const payload = event.payload as {
+          message_id?: string;
+          to?: string;
+          template?: string;
+          status?: string;
+          error?: TailLine['error'];
+          reply?: TailLine['reply'];
+        };
         lines.push({
           event: event.type,
           messageId: payload.message_id ?? '',
           to: payload.to ?? '',
           template: payload.template ?? '',
-          status: payload.status ?? '',
+          // A reply changes no status: its line says what was answered instead.
+          ...(payload.reply ? { reply: payload.reply } : { status: payload.status ?? '' }),
           occurredAt: event.occurredAt,
           ...(payload.error && { error: payload.error }),
         });
@@ -147,14 +155,22 @@ interface TailLine {
   messageId: string;
   to: string;
   template: string;
-  status: string;
+  /** The new status; absent on a reply (message.replied), which changes none. */
+  status?: string;
   occurredAt: string;
   error?: { code: string; title: string; message: string };
+  /** message.replied: what the recipient answered. */
+  reply?: { type: string; text: string; payload?: string };
 }
 
 function tailLine(line: TailLine): string {
+  const start = `${shortTime(line.occurredAt)}  ${line.messageId}  ${line.to}  ${line.template}`;
+  if (line.reply) {
+    const payload = line.reply.payload !== undefined && line.reply.payload !== line.reply.text ? ` (payload ${JSON.stringify(line.reply.payload)})` : '';
+    return `${start}  REPLIED ${line.reply.type} ${JSON.stringify(line.reply.text)}${payload}`;
+  }
   const why = line.error ? `  ${line.error.code} ${line.error.title}` : '';
-  return `${shortTime(line.occurredAt)}  ${line.messageId}  ${line.to}  ${line.template}  ${line.status}${why}`;
+  return `${start}  ${line.status}${why}`;
 }
 
 /** Messages queued from `sinceMs` on: each poll() gives those not given before, oldest first. */

@@ -3,10 +3,12 @@ import type { Db } from './database.ts';
 import { statement } from './prepared.ts';
 
 // The project's message events as a feed (GET /v1/events): every status change with a webhook,
-// oldest first, each with what its payload is built from. The status events themselves are the
-// record (message_events), so the feed holds every event whether or not a callback URL was set.
+// and every reply (message_replies, whose ids are event ids too), oldest first, each with what its
+// payload is built from. The events themselves are the record, so the feed holds every event
+// whether or not a callback URL or endpoint was set.
 
 export interface FeedEventRow {
+  kind: 'status';
   id: string;
   message_id: string;
   status: WebhookStatus;
@@ -18,15 +20,44 @@ export interface FeedEventRow {
   provider_message_id: string | null;
 }
 
+export interface FeedReplyRow {
+  kind: 'reply';
+  id: string;
+  message_id: string;
+  type: string;
+  text: string;
+  payload: string | null;
+  occurred_at: number;
+  recipient: string;
+  template_name: string;
+}
+
 // Walks the (project_id, id) index in order; the join reads each event's message by its key.
-const EVENTS_AFTER = statement<FeedEventRow>(
+const EVENTS_AFTER = statement<Omit<FeedEventRow, 'kind'>>(
   'select e.id, e.message_id, e.status, e.occurred_at, e.error, m.recipient, m.template_name, m.provider_message_id ' +
     'from message_events e join messages m on m.id = e.message_id ' +
     "where e.project_id = ? and e.id > ? and e.status in ('SENT', 'DELIVERED', 'READ', 'FAILED', 'CANCELED') and m.project_id = e.project_id " +
     'order by e.id limit ?',
 );
 
-/** Up to `limit` of the project's events with an id after `after` ('' for the first), oldest first. */
-export async function listEventsAfter(db: Db, projectId: string, after: string, limit: number): Promise<FeedEventRow[]> {
-  return EVENTS_AFTER.rows(db, [projectId, after, limit]);
+const REPLIES_AFTER = statement<Omit<FeedReplyRow, 'kind'>>(
+  'select r.id, r.message_id, r.type, r.text, r.payload, r.occurred_at, m.recipient, m.template_name ' +
+    'from message_replies r join messages m on m.id = r.message_id ' +
+    'where r.project_id = ? and r.id > ? and m.project_id = r.project_id order by r.id limit ?',
+);
+
+/**
+ * Up to `limit` of the project's events with an id after `after` ('' for the first), oldest
+ * first: a range of each table's (project_id, id) index, merged by id.
+ */
+export async function listEventsAfter(db: Db, projectId: string, after: string, limit: number): Promise<(FeedEventRow | FeedReplyRow)[]> {
+  const [statuses, replies] = await Promise.all([
+    EVENTS_AFTER.rows(db, [projectId, after, limit]),
+    REPLIES_AFTER.rows(db, [projectId, after, limit]),
+  ]);
+  const merged: (FeedEventRow | FeedReplyRow)[] = [
+    ...statuses.map((row) => ({ kind: 'status' as const, ...row })),
+    ...replies.map((row) => ({ kind: 'reply' as const, ...row })),
+  ];
+  return merged.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
 }

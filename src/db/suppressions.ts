@@ -9,23 +9,36 @@ import { newId } from '../domain/ids.ts';
 // path checks a number against the list as of a version, and its commit re-reads the version.
 
 export type SuppressionRow = SuppressionsTable;
-export type SuppressionSource = 'api' | 'provider';
+export type SuppressionSource = 'api' | 'provider' | 'opt_out_keyword' | 'marketing_opt_out';
+/** `all`: no send goes; `marketing`: only MARKETING templates are refused (Meta's marketing opt-out). */
+export type SuppressionScope = 'all' | 'marketing';
 
+// A `marketing` row suppresses a send of a MARKETING template only: the category is the last parameter.
 const ONE_SQLITE = statement<{ phone_number: string }>(
-  'select phone_number from suppressions where project_id = ? and phone_number = ?',
+  "select phone_number from suppressions where project_id = ? and phone_number = ? and (scope = 'all' or ? = 'MARKETING')",
 );
 const MANY_POSTGRES = postgresStatement<{ phone_number: string }>(
-  'select phone_number from suppressions where project_id = $1 and phone_number = any($2::text[])',
+  'select phone_number from suppressions where project_id = $1 and phone_number = any($2::text[]) ' +
+    "and (scope = 'all' or $3 = 'MARKETING')",
 );
 
-/** Which of these numbers the project suppresses: one primary-key lookup per number (SQLite), or one statement (PostgreSQL). */
-export async function suppressedAmong(db: Db, dialect: DialectName, projectId: string, numbers: readonly string[]): Promise<Set<string>> {
+/**
+ * Which of these numbers the project suppresses for a template of this category: one primary-key
+ * lookup per number (SQLite), or one statement (PostgreSQL).
+ */
+export async function suppressedAmong(
+  db: Db,
+  dialect: DialectName,
+  projectId: string,
+  numbers: readonly string[],
+  category: string,
+): Promise<Set<string>> {
   if (numbers.length === 0) return new Set();
   const unique = [...new Set(numbers)];
   const rows =
     dialect === 'postgres'
-      ? await MANY_POSTGRES.rows(db, [projectId, unique])
-      : (await Promise.all(unique.map((number) => ONE_SQLITE.rows(db, [projectId, number])))).flat();
+      ? await MANY_POSTGRES.rows(db, [projectId, unique, category])
+      : (await Promise.all(unique.map((number) => ONE_SQLITE.rows(db, [projectId, number, category])))).flat();
   return new Set(rows.map((row) => row.phone_number));
 }
 
@@ -61,6 +74,8 @@ export interface NewSuppression {
   phoneNumber: string;
   reason: string | null;
   source: SuppressionSource;
+  /** Default `all`. */
+  scope?: SuppressionScope;
 }
 
 /**
@@ -82,6 +97,7 @@ export async function addSuppressions(db: Db, entries: readonly NewSuppression[]
         id: newId('sup', now),
         reason: entry.reason,
         source: entry.source,
+        scope: entry.scope ?? 'all',
         created_at: now,
       })
       .onConflict((conflict) => conflict.columns(['project_id', 'phone_number']).doNothing())
@@ -101,6 +117,42 @@ export async function deleteSuppression(db: Db, projectId: string, phoneNumber: 
     .deleteFrom('suppressions')
     .where('project_id', '=', projectId)
     .where('phone_number', '=', phoneNumber)
+    .executeTakeFirst();
+  if (Number(deleted.numDeletedRows) === 0) return false;
+  await moveVersion(db, projectId, -1);
+  return true;
+}
+
+/**
+ * Makes a number's `marketing` suppression one of every send (an opt-out keyword after Meta's
+ * marketing opt-out); false when the number has no `marketing` row.
+ */
+export async function widenSuppression(db: Db, entry: NewSuppression): Promise<boolean> {
+  const widened = await db
+    .updateTable('suppressions')
+    .set({ scope: 'all', source: entry.source, reason: entry.reason })
+    .where('project_id', '=', entry.projectId)
+    .where('phone_number', '=', entry.phoneNumber)
+    .where('scope', '=', 'marketing')
+    .executeTakeFirst();
+  if (Number(widened.numUpdatedRows) === 0) return false;
+  await moveVersion(db, entry.projectId, 0);
+  return true;
+}
+
+/** Lifts a number's suppression of this source and scope only (Meta's marketing opt-out, resumed); false when there was none. */
+export async function deleteSuppressionOf(
+  db: Db,
+  projectId: string,
+  phoneNumber: string,
+  kind: { source: SuppressionSource; scope: SuppressionScope },
+): Promise<boolean> {
+  const deleted = await db
+    .deleteFrom('suppressions')
+    .where('project_id', '=', projectId)
+    .where('phone_number', '=', phoneNumber)
+    .where('source', '=', kind.source)
+    .where('scope', '=', kind.scope)
     .executeTakeFirst();
   if (Number(deleted.numDeletedRows) === 0) return false;
   await moveVersion(db, projectId, -1);

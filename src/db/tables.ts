@@ -23,6 +23,11 @@ export interface ProjectsTable {
   suppression_count?: number;
   /** Moved by every change of the project's suppression list: what a send was checked against. */
   suppression_version?: number;
+  // Opt-out settings (db/optOutSettings.ts); column defaults when the project is created.
+  /** JSON array of the project's opt-out keywords; null: the defaults. */
+  opt_out_keywords?: string | null;
+  /** 1: an inbound keyword suppresses its sender; 0: keywords are ignored. */
+  opt_out_enabled?: number;
 }
 
 export interface ApiKeysTable {
@@ -139,8 +144,27 @@ export interface SuppressionsTable {
   /** Time-sortable (sup_…), for paging; never shown. */
   id: string;
   reason: string | null;
-  /** api | provider */
+  /** api | provider | opt_out_keyword | marketing_opt_out */
   source: string;
+  /** all | marketing (MARKETING templates only). Absent on rows inserted without it: the column default, all. */
+  scope?: string;
+  created_at: number;
+}
+
+/** What a recipient answered to a message (CONTRACT §9); lives as long as its message. */
+export interface MessageRepliesTable {
+  /** evt_… (an event id, sorting with the status events by time): also the event id of its message.replied deliveries. */
+  id: string;
+  project_id: string;
+  message_id: string;
+  /** The provider's id of the inbound message (Meta's wamid): a retried notification records nothing twice. */
+  provider_reply_id: string;
+  /** button | text */
+  type: string;
+  text: string;
+  /** A button's payload; null for a text reply. */
+  payload: string | null;
+  occurred_at: number;
   created_at: number;
 }
 
@@ -290,6 +314,7 @@ export interface Tables {
   template_status_events: TemplateStatusEventsTable;
   messages: MessagesTable;
   message_events: MessageEventsTable;
+  message_replies: MessageRepliesTable;
   batches: BatchesTable;
   suppressions: SuppressionsTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -29,11 +29,17 @@ export const TEMPLATE_EVENTS = [
   'template.in_appeal',
 ] as const;
 
+/**
+ * The recipient answered a message (CONTRACT §9): webhook endpoints only, never the spec's
+ * callbackUrl, whose receivers expect a status change in every message.* body.
+ */
+export const REPLY_EVENT = 'message.replied';
+
 /** Sent on request to one webhook endpoint only (POST /v1/webhook-endpoints/{id}/test). */
 export const TEST_EVENT = 'webhook.test';
 
 /** Every event an endpoint may subscribe to. */
-export const SUBSCRIBABLE_EVENTS = [...MESSAGE_EVENTS, ...TEMPLATE_EVENTS] as const;
+export const SUBSCRIBABLE_EVENTS = [...MESSAGE_EVENTS, REPLY_EVENT, ...TEMPLATE_EVENTS] as const;
 /** Every event a delivery may carry. */
 export const WEBHOOK_EVENTS = [...SUBSCRIBABLE_EVENTS, TEST_EVENT] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
@@ -139,6 +145,32 @@ export function templateEventOf(change: {
   if (change.providerStatus === undefined) return undefined;
   const event = `template.${change.providerStatus.toLowerCase()}`;
   return (TEMPLATE_EVENTS as readonly string[]).includes(event) ? (event as TemplateEvent) : undefined;
+}
+
+export interface ReplyWebhookInput {
+  /** The reply's id (evt_…, an event id). */
+  eventId: string;
+  messageId: string;
+  /** The message's recipient (who replied), E.164. */
+  to: string;
+  template: string;
+  reply: { type: 'button' | 'text'; text: string; payload?: string | null };
+  occurredAt: number;
+}
+
+/** The body of message.replied: `{ event, event_id, message_id, to, template, reply, occurred_at }`. */
+export function replyWebhookPayload(input: ReplyWebhookInput): string {
+  const reply: Record<string, unknown> = { type: input.reply.type, text: input.reply.text };
+  if (input.reply.payload !== undefined && input.reply.payload !== null) reply.payload = input.reply.payload;
+  return JSON.stringify({
+    event: REPLY_EVENT,
+    event_id: input.eventId,
+    message_id: input.messageId,
+    to: input.to,
+    template: input.template,
+    reply,
+    occurred_at: new Date(input.occurredAt).toISOString(),
+  });
 }
 
 /** The body of a test event: what a receiver needs to check its signature and routing. */

@@ -12,8 +12,9 @@ import type { Notifier } from '../workers/notifier.ts';
 /**
  * The provider's codes that say sending to this number again is pointless: 131026 "Message
  * undeliverable" (not a WhatsApp user, or has blocked the business; also the sandbox's
- * +15550000001). Not 131050 "User has stopped marketing messages": the list has no category, and
- * that user still gets their one-time codes and order updates.
+ * +15550000001). Not 131050 "User has stopped marketing messages": that user still gets their
+ * one-time codes and order updates, and Meta's user_preferences webhook reports the opt-out itself
+ * (a marketing-only suppression, suppressions/optOut.ts).
  */
 export const OPTED_OUT_CODES: ReadonlySet<string> = new Set(['131026']);
 

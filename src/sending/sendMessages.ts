@@ -217,7 +217,7 @@ export class Sending {
   /** The numbers among these the project suppresses: no lookup at all for a project without any. */
   async #suppressed(projectId: string, checked: Checked, numbers: string[]): Promise<Set<string>> {
     if (checked.context.suppressionCount === 0) return new Set();
-    return suppressedAmong(this.#database.reader, this.#database.dialect, projectId, numbers);
+    return suppressedAmong(this.#database.reader, this.#database.dialect, projectId, numbers, checked.template.category);
   }
 
   /** One recipient's message, once its variables, schedule and number pass; else the refusal. */

@@ -3,7 +3,7 @@ import type { WebhookDeliveryRow } from '../db/webhookDeliveries.ts';
 import { insertWebhookDeliveries } from '../db/webhookDeliveries.ts';
 import { type Destinations, findDestinations } from '../db/webhookEndpoints.ts';
 import { newUuid7 } from '../domain/uuid7.ts';
-import { type WebhookStatus, webhookEventOf, webhookPayload } from '../domain/webhookPayload.ts';
+import { MESSAGE_EVENTS, type WebhookStatus, webhookEventOf, webhookPayload } from '../domain/webhookPayload.ts';
 import type { Notifier } from '../workers/notifier.ts';
 
 // For a message's events view: its deliveries, and how the API shows one.
@@ -109,6 +109,8 @@ export async function enqueueWebhookEvents(
   return true;
 }
 
+const CALLBACK_EVENTS: ReadonlySet<string> = new Set(MESSAGE_EVENTS);
+
 function deliveriesOf(event: WebhookEventToDeliver, to: Destinations | undefined, now: number): WebhookDeliveryRow[] {
   if (!to) return [];
   const row = (url: string, endpointId: string | null): WebhookDeliveryRow => ({
@@ -129,9 +131,10 @@ function deliveriesOf(event: WebhookEventToDeliver, to: Destinations | undefined
     updated_at: now,
   });
   const rows: WebhookDeliveryRow[] = [];
-  // The spec's callbackUrl gets the spec's payload only (message events): a client that uses only
-  // the spec never meets another shape (CONTRACT §3). Template events go to webhook endpoints.
-  if (to.callbackUrl !== null && event.event.startsWith('message.')) rows.push(row(to.callbackUrl, null));
+  // The spec's callbackUrl gets the spec's payload only (message status events): a client that
+  // uses only the spec never meets another shape (CONTRACT §3). Template events and replies go to
+  // webhook endpoints.
+  if (to.callbackUrl !== null && CALLBACK_EVENTS.has(event.event)) rows.push(row(to.callbackUrl, null));
   for (const endpoint of to.endpoints) {
     if (endpoint.events === null || endpoint.events.includes(event.event)) rows.push(row(endpoint.url, endpoint.id));
   }

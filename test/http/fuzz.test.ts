@@ -191,6 +191,30 @@ const ENDPOINTS: Endpoint[] = [
   },
   {
     method: 'POST',
+    path: '/v1/test-helpers/messages/:id/reply',
+    resource: 'message',
+    body: fc.record(
+      {
+        buttonIndex: maybe(fc.oneof(fc.integer({ min: -1, max: 11 }), fc.constant('0'))),
+        text: maybe(fc.oneof(fc.constantFrom('STOP', ' stop ', 'Thanks!', ''), fc.string({ maxLength: 30 }))),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  { method: 'GET', path: '/v1/projects/me/opt-out' },
+  {
+    method: 'PUT',
+    path: '/v1/projects/me/opt-out',
+    body: fc.record(
+      {
+        keywords: maybe(fc.array(fc.oneof(fc.constantFrom('STOP', 'stop', ' ', 'CANCELAR'), fc.string({ maxLength: 70 })), { maxLength: 6 })),
+        enabled: maybe(fc.oneof(fc.boolean(), fc.constant('yes'))),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  {
+    method: 'POST',
     path: '/v1/messages',
     body: fc.record(
       {

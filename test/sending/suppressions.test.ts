@@ -27,8 +27,9 @@ for (const kind of databaseKinds()) {
     it('add, read, list, send refused, delete, send again', async () => {
       const created = await server.call('POST', '/v1/suppressions', { key: sender.key, body: { phoneNumber: NUMBER, reason: 'Replied STOP' } });
       assert.equal(created.status, 201, created.text);
-      assert.deepEqual(Object.keys(created.body).sort(), ['createdAt', 'phoneNumber', 'reason', 'source']);
+      assert.deepEqual(Object.keys(created.body).sort(), ['createdAt', 'phoneNumber', 'reason', 'scope', 'source']);
       assert.equal(created.body.source, 'api');
+      assert.equal(created.body.scope, 'all');
       assert.equal(created.body.reason, 'Replied STOP');
       const again = await server.call('POST', '/v1/suppressions', { key: sender.key, body: { phoneNumber: NUMBER, reason: 'other' } });
       assert.equal(again.status, 200);

@@ -14,6 +14,7 @@ import * as m0009w from './0009_webhook_endpoints.ts';
 import * as m0010c from './0010_message_counts.ts';
 import * as m0011 from './0011_keyed_by_project.ts';
 import * as m0012r from './0012_rich_templates.ts';
+import * as m0013r from './0013_replies_opt_outs.ts';
 import * as m0015w from './0015_whatsapp_2026.ts';
 
 /** Every migration, in order. Names sort in the order they must run. */
@@ -33,5 +34,6 @@ export const migrations: Record<string, Migration> = {
   '0010_message_counts': m0010c,
   '0011_keyed_by_project': m0011,
   '0012_rich_templates': m0012r,
+  '0013_replies_opt_outs': m0013r,
   '0015_whatsapp_2026': m0015w,
 };

@@ -1,4 +1,4 @@
-import { WEBHOOK_EVENTS } from '../../domain/webhookPayload.ts';
+import { REPLY_EVENT, WEBHOOK_EVENTS } from '../../domain/webhookPayload.ts';
 import { USER_AGENT } from '../../webhooks/deliver.ts';
 
 // The OpenAPI 3.1 `webhooks` section: what svc POSTs to a project's callbackUrl and webhook
@@ -6,9 +6,11 @@ import { USER_AGENT } from '../../webhooks/deliver.ts';
 
 const Timestamp = { type: 'string', format: 'date-time', examples: ['2026-11-22T10:00:00.000Z'] };
 
-const MESSAGE_EVENTS = WEBHOOK_EVENTS.filter((event) => event.startsWith('message.'));
+const MESSAGE_EVENTS = WEBHOOK_EVENTS.filter((event) => event.startsWith('message.') && event !== REPLY_EVENT);
 const TEMPLATE_EVENTS = WEBHOOK_EVENTS.filter((event) => event.startsWith('template.'));
-const OTHER_EVENTS = WEBHOOK_EVENTS.filter((event) => !MESSAGE_EVENTS.includes(event) && !TEMPLATE_EVENTS.includes(event));
+const OTHER_EVENTS = WEBHOOK_EVENTS.filter(
+  (event) => !MESSAGE_EVENTS.includes(event) && !TEMPLATE_EVENTS.includes(event) && event !== REPLY_EVENT,
+);
 
 const PAYLOAD_SCHEMAS: Record<string, object> = {
   MessageWebhookPayload: {
@@ -37,6 +39,28 @@ const PAYLOAD_SCHEMAS: Record<string, object> = {
           message: { type: 'string' },
         },
       },
+    },
+  },
+  MessageReplyWebhookPayload: {
+    type: 'object',
+    description: 'The recipient answered a message: tapped one of its quick-reply buttons, or wrote back in reply to it. The message’s status is unchanged.',
+    required: ['event', 'event_id', 'message_id', 'to', 'template', 'reply', 'occurred_at'],
+    properties: {
+      event: { type: 'string', enum: [REPLY_EVENT], description: 'The event type; equals the X-Service-Event header.' },
+      event_id: { type: 'string', description: 'The reply’s id, as in the message’s events.', examples: ['evt_01jd2k3m4n5p6q7r8s9t0v1w2x'] },
+      message_id: { type: 'string', description: 'The message answered.', examples: ['msg_01jd2k3m4n5p6q7r8s9t0v1w2x'] },
+      to: { type: 'string', description: 'The message’s recipient (who replied), E.164.', examples: ['+5511987654321'] },
+      template: { type: 'string', description: 'The message’s template name.' },
+      reply: {
+        type: 'object',
+        required: ['type', 'text'],
+        properties: {
+          type: { type: 'string', enum: ['button', 'text'], description: '`button`: a quick-reply tap; `text`: a written reply.' },
+          text: { type: 'string', description: 'The button’s text, or what the recipient wrote.' },
+          payload: { type: 'string', description: 'A button’s payload (the one sent with the message, else its text); never on text.' },
+        },
+      },
+      occurred_at: { ...Timestamp, description: 'When the recipient answered.' },
     },
   },
   TemplateWebhookPayload: {
@@ -110,6 +134,7 @@ export function webhookPayloadSchemas(): Record<string, object> {
 }
 
 function payloadSchemaOf(event: string): string {
+  if (event === REPLY_EVENT) return 'MessageReplyWebhookPayload';
   if (event.startsWith('message.')) return 'MessageWebhookPayload';
   if (event.startsWith('template.')) return 'TemplateWebhookPayload';
   return 'WebhookTestPayload';
@@ -129,7 +154,7 @@ export function webhooksSection(): Record<string, object> {
         operationId: operationIdOf(event).replace(/^./, (first) => first.toLowerCase()),
         summary: `The ${event} event`,
         description:
-          (event.startsWith('message.')
+          (MESSAGE_EVENTS.includes(event)
             ? 'POSTed to the project’s callbackUrl and to every enabled webhook endpoint subscribed to this event. '
             : 'POSTed to every enabled webhook endpoint subscribed to this event (never to the callbackUrl). ') +
           'Answer 2xx ' +

@@ -1,19 +1,20 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { type FeedEventRow, listEventsAfter } from '../../db/events.ts';
-import { webhookEventOf, webhookPayload } from '../../domain/webhookPayload.ts';
+import { type FeedEventRow, type FeedReplyRow, listEventsAfter } from '../../db/events.ts';
+import { REPLY_EVENT, replyWebhookPayload, webhookEventOf, webhookPayload } from '../../domain/webhookPayload.ts';
 import { authenticate } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 
 // The project's message events as a feed, oldest first, for clients that pull instead of
-// receiving webhooks (`svc webhooks listen`). Each payload is the body a callback receives for the event.
+// receiving webhooks (`svc webhooks listen`, `svc messages tail`). Each payload is the body a
+// webhook of the event carries: status changes and replies (message.replied).
 
 const EVENT_ID = '^[a-z]+_[0-9a-z]{26}$';
 
-const EventPayload = Type.Object(
+const StatusPayload = Type.Object(
   {
     event: Type.String(),
     message_id: Type.String(),
@@ -24,8 +25,27 @@ const EventPayload = Type.Object(
     occurred_at: Timestamp,
     error: Type.Optional(Type.Object({ code: Type.String(), title: Type.String(), message: Type.String() })),
   },
-  { description: 'The webhook body a callback receives for this event, field for field.' },
+  { description: 'A status change: the webhook body a callback receives for this event, field for field.' },
 );
+
+const ReplyPayload = Type.Object(
+  {
+    event: Type.Literal(REPLY_EVENT),
+    event_id: Type.String(),
+    message_id: Type.String(),
+    to: Type.String(),
+    template: Type.String(),
+    reply: Type.Object({
+      type: Type.Union([Type.Literal('button'), Type.Literal('text')]),
+      text: Type.String(),
+      payload: Type.Optional(Type.String()),
+    }),
+    occurred_at: Timestamp,
+  },
+  { description: 'A reply: the message.replied body a webhook endpoint receives, field for field.' },
+);
+
+const EventPayload = Type.Union([StatusPayload, ReplyPayload]);
 
 const FeedEvent = Type.Object({
   id: Type.String({ examples: ['evt_01jd2k3m4n5p6q7r8s9t0v1w2x'], description: 'The event id (`eventId` of its deliveries).' }),
@@ -47,7 +67,18 @@ const FeedQuery = Type.Object(
 );
 
 /** One event as JSON, its payload the exact bytes a webhook of it carries. */
-function feedEventJson(row: FeedEventRow): string {
+function feedEventJson(row: FeedEventRow | FeedReplyRow): string {
+  if (row.kind === 'reply') {
+    const payload = replyWebhookPayload({
+      eventId: row.id,
+      messageId: row.message_id,
+      to: row.recipient,
+      template: row.template_name,
+      reply: { type: row.type as 'button' | 'text', text: row.text, payload: row.payload },
+      occurredAt: row.occurred_at,
+    });
+    return `{"id":${JSON.stringify(row.id)},"type":"${REPLY_EVENT}","occurredAt":"${iso(row.occurred_at)}","payload":${payload}}`;
+  }
   const payload = webhookPayload({
     status: row.status,
     messageId: row.message_id,
@@ -81,7 +112,8 @@ export async function eventRoutes(app: FastifyInstance, ctx: HttpContext): Promi
         summary: 'The project’s events, oldest first',
         description:
           'Every message event of the project (each status change after QUEUED: message.sent, .delivered, .read, .failed, ' +
-          '.canceled), whether or not a callback URL or endpoint is set; template and test events are not in it. ' +
+          '.canceled; and each reply: message.replied), whether or not a callback URL or endpoint is set; template and ' +
+          'test events are not in it. ' +
           'oldest first. Continue with `after` = the last id you got; when a page is full, the `Link: <…>; rel="next"` ' +
           'header names the next one. An event committed late may carry an id just before one already read: ' +
           'a poller that must see everything re-reads a few seconds back and skips the ids it has.',

@@ -1,7 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { listMessageReplies } from '../../db/messageReplies.ts';
 import { findMessageCheckingKey, listMessageEvents, listMessages } from '../../db/messages.ts';
+import { REPLY_EVENT } from '../../domain/webhookPayload.ts';
+import { withReplies } from '../../messages/messageTimeline.ts';
 import { parseIdempotencyKey } from '../../domain/messageRequest.ts';
 import { cancelMessage } from '../../sending/cancelMessage.ts';
 import type { SendResult } from '../../sending/sendMessages.ts';
@@ -11,6 +14,7 @@ import type { HttpContext } from '../context.ts';
 import { ApiError, validationError } from '../errors.ts';
 import { messageJson, MessageStatusView, MessageView, ProviderErrorView } from '../messageView.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
+import { ReplyView, replyView } from '../replyView.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 import { sendingFor } from '../sendingFor.ts';
 import { RECIPIENT_MAX_LENGTH } from '../../domain/messageRequest.ts';
@@ -129,6 +133,8 @@ const EventView = Type.Object({
   event: Type.Union([Type.String(), Type.Null()], { description: 'The webhook event type; null for QUEUED.' }),
   occurredAt: Timestamp,
   error: Type.Optional(ProviderErrorView),
+  // message.replied only: what the recipient answered (`status` is then the message's status, unchanged by it).
+  reply: Type.Optional(ReplyView),
   deliveries: Type.Array(WebhookDeliveryView, { description: 'Webhook deliveries of this event, with their attempts.' }),
 });
 
@@ -317,18 +323,31 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
       const { key, found: message } = await findMessageCheckingKey(ctx.database.reader, keyHash, projectId, request.params.id);
       confirmKey(ctx, request, key);
       if (!message) throw new ApiError('not_found', 'No message of this project has that id.');
-      const [events, deliveries] = await Promise.all([
+      const [events, replies, deliveries] = await Promise.all([
         listMessageEvents(ctx.database.reader, message),
+        listMessageReplies(ctx.database.reader, projectId, message.id),
         listDeliveriesForMessage(ctx.database.reader, projectId, message.id),
       ]);
-      return events.map((event) => ({
-        id: event.id,
-        status: event.status,
-        event: event.status === 'QUEUED' ? null : `message.${event.status.toLowerCase()}`,
-        occurredAt: iso(event.occurred_at),
-        ...(event.error !== null && { error: JSON.parse(event.error) }),
-        deliveries: deliveries.filter((delivery) => delivery.eventId === event.id).map(webhookDeliveryView),
-      }));
+      const deliveriesOf = (eventId: string) => deliveries.filter((delivery) => delivery.eventId === eventId).map(webhookDeliveryView);
+      return withReplies(events, replies).map((entry) =>
+        entry.kind === 'status'
+          ? {
+              id: entry.event.id,
+              status: entry.event.status,
+              event: entry.event.status === 'QUEUED' ? null : `message.${entry.event.status.toLowerCase()}`,
+              occurredAt: iso(entry.event.occurred_at),
+              ...(entry.event.error !== null && { error: JSON.parse(entry.event.error) }),
+              deliveries: deliveriesOf(entry.event.id),
+            }
+          : {
+              id: entry.reply.id,
+              status: entry.status,
+              event: REPLY_EVENT,
+              occurredAt: iso(entry.reply.occurred_at),
+              reply: replyView(entry.reply),
+              deliveries: deliveriesOf(entry.reply.id),
+            },
+      );
     },
   );
 }

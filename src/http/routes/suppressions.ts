@@ -1,7 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { addSuppressions, deleteSuppression, findSuppression, listSuppressions, type SuppressionRow } from '../../db/suppressions.ts';
+import {
+  addSuppressions,
+  deleteSuppression,
+  findSuppression,
+  listSuppressions,
+  type SuppressionRow,
+  type SuppressionScope,
+  type SuppressionSource,
+  widenSuppression,
+} from '../../db/suppressions.ts';
 import { recipientProblem } from '../../domain/messageRequest.ts';
 import { authenticate, authorizedWrite } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
@@ -12,8 +21,17 @@ import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 const SuppressionView = Type.Object({
   phoneNumber: Type.String({ examples: ['+5511987654321'] }),
   reason: Type.Union([Type.String(), Type.Null()]),
-  source: Type.Union([Type.Literal('api'), Type.Literal('provider')], {
-    description: '`api`: added with POST /v1/suppressions; `provider`: added when the provider failed a message as opted out or not on WhatsApp.',
+  source: Type.Union(
+    [Type.Literal('api'), Type.Literal('provider'), Type.Literal('opt_out_keyword'), Type.Literal('marketing_opt_out')],
+    {
+      description:
+        '`api`: added with POST /v1/suppressions; `provider`: added when the provider failed a message as opted out or not on ' +
+        'WhatsApp; `opt_out_keyword`: the recipient sent one of the project’s opt-out keywords (GET /v1/projects/me/opt-out); ' +
+        '`marketing_opt_out`: the recipient stopped marketing messages in WhatsApp (lifted when they resume them).',
+    },
+  ),
+  scope: Type.Union([Type.Literal('all'), Type.Literal('marketing')], {
+    description: '`all`: every send is refused; `marketing`: only sends of MARKETING templates are (UTILITY and AUTHENTICATION go).',
   }),
   createdAt: Timestamp,
 });
@@ -22,7 +40,8 @@ function suppressionView(row: SuppressionRow) {
   return {
     phoneNumber: row.phone_number,
     reason: row.reason,
-    source: row.source as 'api' | 'provider',
+    source: row.source as SuppressionSource,
+    scope: (row.scope ?? 'all') as SuppressionScope,
     createdAt: iso(row.created_at),
   };
 }
@@ -55,7 +74,7 @@ export async function suppressionRoutes(app: FastifyInstance, ctx: HttpContext):
         description:
           'Sends to the number are refused from now on with 422 recipient_suppressed (single sends, batch items, scheduled ' +
           'sends). Messages accepted before stay as they are: cancel them to stop them. 201 with the new record; a number ' +
-          'already on the list answers 200 with its record, unchanged.',
+          'already on the list answers 200 with its record, unchanged (a marketing-only one becomes `scope: "all"`).',
         security: BEARER,
         body: Type.Object(
           {
@@ -73,6 +92,8 @@ export async function suppressionRoutes(app: FastifyInstance, ctx: HttpContext):
       const { added, row } = await authorizedWrite(ctx, request, async (trx) => {
         const entry = { projectId, phoneNumber, reason: request.body.reason ?? null, source: 'api' as const };
         const added = (await addSuppressions(trx, [entry], Date.now())).length > 0;
+        // A marketing-only suppression (Meta's marketing opt-out) becomes one of every send.
+        if (!added) await widenSuppression(trx, entry);
         return { added, row: (await findSuppression(trx, projectId, phoneNumber))! };
       });
       return reply.code(added ? 201 : 200).send(suppressionView(row));

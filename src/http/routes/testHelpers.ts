@@ -3,11 +3,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { findMessage } from '../../db/messages.ts';
 import { findTemplate, type TemplateRow } from '../../db/templates.ts';
+import { MAX_REPLY_TEXT } from '../../domain/inboundMessages.ts';
+import { replyInSandbox } from '../../messages/sandboxReply.ts';
 import { UNDELIVERABLE } from '../../providers/sandbox/magicRecipients.ts';
 import { authenticate, authorizedWrite } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { BEARER, errorResponses } from '../schemas.ts';
+import { ReplyView, replyView } from '../replyView.ts';
+import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 import { MessageView, messageView } from './messages.ts';
 import { TemplateIdParams, templateNotFound, templateView, TemplateView } from './templates.ts';
 
@@ -137,6 +140,61 @@ export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): 
       // 'unchanged': a backwards move, or the message got there (or past it) meanwhile.
       if (result === 'unchanged' && advanced.status !== status) throw cannotMove(advanced.status, status);
       return messageView(advanced);
+    },
+  );
+
+  api.post(
+    '/v1/test-helpers/messages/:id/reply',
+    {
+      schema: {
+        operationId: 'replyToMessageInSandbox',
+        tags: [TAG],
+        summary: 'Simulate the recipient answering a message',
+        description:
+          'Sandbox only. `buttonIndex`: a tap on that button of the message’s template (a QUICK_REPLY; its payload is the one ' +
+          'the message was sent with, else the button’s text); `text`: a message written in reply. Give one of the two. ' +
+          'Recorded as a provider’s reply would be: listed in the message’s events, emitted as `message.replied` to the ' +
+          'webhook endpoints that take it (never the callbackUrl), and checked against the project’s opt-out keywords. ' +
+          'The message’s status does not change. A canceled message is 409 invalid_status_transition.',
+        security: BEARER,
+        params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+        body: Type.Object(
+          {
+            buttonIndex: Type.Optional(Type.Integer({ minimum: 0, maximum: 9, description: 'The button’s index in the template (0 first).' })),
+            text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_REPLY_TEXT, pattern: '\\S', description: 'A text reply.' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            id: Type.String({ description: 'The reply’s id: the `event_id` of its message.replied, and its id in the message’s events.' }),
+            messageId: Type.String(),
+            event: Type.Literal('message.replied'),
+            reply: ReplyView,
+            occurredAt: Timestamp,
+            optedOut: Type.Boolean({ description: 'True when the reply was an opt-out keyword and suppressed the recipient.' }),
+          }),
+          ...errorResponses('validation_failed', 'invalid_json', 'not_found', 'invalid_status_transition'),
+        },
+      },
+    },
+    async (request) => {
+      const { projectId } = request.auth;
+      const now = Date.now();
+      const result = await authorizedWrite(ctx, request, async (trx) => {
+        const message = await findMessage(trx, projectId, request.params.id);
+        if (message === undefined) throw new ApiError('not_found', 'No message of this project has that id.');
+        return replyInSandbox(trx, ctx.notifier, message, request.body, now);
+      });
+      if (result.enqueued) ctx.notifier.wakeLocal('webhooks');
+      return {
+        id: result.row.id,
+        messageId: result.row.message_id,
+        event: 'message.replied' as const,
+        reply: replyView(result.row),
+        occurredAt: iso(result.row.occurred_at),
+        optedOut: result.optedOut.length > 0,
+      };
     },
   );
 }

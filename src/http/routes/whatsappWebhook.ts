@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { projectsSendingFrom } from '../../db/projects.ts';
 import { makeBusinessAccountDue } from '../../db/providerAccounts.ts';
 import { findTemplatesForProviderReport } from '../../db/templates.ts';
+import { recordInboundMessage, recordMarketingPreference } from '../../messages/recordReply.ts';
+import { inboundReportsOf } from '../../providers/whatsapp/inboundMessages.ts';
 import { hasValidSignature, reportsOf } from '../../providers/whatsapp/webhook.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
@@ -72,8 +74,9 @@ export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpConte
         tags: [TAG],
         summary: 'WhatsApp webhook notifications',
         description:
-          'Message statuses (sent, delivered, read, failed), template statuses and category changes, and number ' +
-          'throughput changes from Meta, signed with `X-Hub-Signature-256` (HMAC-SHA256 of the body with ' +
+          'Message statuses (sent, delivered, read, failed), template statuses and category changes, number ' +
+          'throughput changes, recipients’ messages (replies to svc’s messages, opt-out keywords) and marketing ' +
+          'preferences (`user_preferences`) from Meta, signed with `X-Hub-Signature-256` (HMAC-SHA256 of the body with ' +
           '`SVC_WHATSAPP_APP_SECRET`): unsigned or badly signed posts are 401. Answers 200 once every report is ' +
           'recorded (duplicates, late reports, and reports about numbers or accounts of no project here change ' +
           'nothing), and 503 when a status of a project’s number names an svc message that cannot be found yet, so ' +
@@ -137,11 +140,17 @@ export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpConte
         await ctx.notifier.notifyInTransaction(db, 'accounts');
         ctx.notifier.wakeLocal('accounts');
       }
+      // Recipients' messages (replies, opt-out keywords) and marketing preferences (CONTRACT §9).
+      const inbound = inboundReportsOf(payload);
+      const deps = { database: ctx.database, notifier: ctx.notifier };
+      for (const message of inbound.messages) await recordInboundMessage(deps, message);
+      for (const preference of inbound.preferences) await recordMarketingPreference(deps, preference);
       if (missing > 0) {
         request.log.warn({ missing }, 'WhatsApp statuses for messages not found; Meta will send them again');
         throw new ApiError('unavailable', 'Some statuses name messages that cannot be found yet; send them again later.');
       }
-      return reply.code(200).send({ received: messages.length + templates.length + categories.length + accountChanges.length });
+      const received = messages.length + templates.length + categories.length + accountChanges.length;
+      return reply.code(200).send({ received: received + inbound.messages.length + inbound.preferences.length });
     },
   );
 }

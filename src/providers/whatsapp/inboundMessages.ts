@@ -1,0 +1,120 @@
+import { e164Of, type InboundMessage, type MarketingPreference, MAX_REPLY_TEXT, type Reply } from '../../domain/inboundMessages.ts';
+import { MAX_CLOCK_SKEW_MS } from '../../domain/reportedTime.ts';
+
+// Meta's webhook, the recipients' side: the `messages` field's inbound `messages` (webhooks
+// reference, messages: text, button, interactive) and the `user_preferences` field (marketing
+// messages stopped or resumed). Pure: no I/O. Statuses stay with webhook.ts.
+
+type Json = Record<string, unknown>;
+
+export interface InboundReports {
+  messages: InboundMessage[];
+  preferences: MarketingPreference[];
+}
+
+function objects(value: unknown): Json[] {
+  return Array.isArray(value) ? value.filter((item): item is Json => item !== null && typeof item === 'object' && !Array.isArray(item)) : [];
+}
+
+function object(value: unknown): Json | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
+}
+
+function text(value: unknown): string | undefined {
+  if (typeof value === 'string' && value !== '') return value;
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+  return undefined;
+}
+
+/** Unix seconds (a string in messages, a number in user_preferences); now when missing, unreadable or ahead. */
+function millisOf(seconds: unknown, now: number): number {
+  if (typeof seconds !== 'string' && typeof seconds !== 'number') return now;
+  const value = Number(seconds);
+  if (!Number.isFinite(value) || value <= 0) return now;
+  return Math.min(value * 1000, now + MAX_CLOCK_SKEW_MS);
+}
+
+function clipped(value: string): string {
+  return value.length > MAX_REPLY_TEXT ? value.slice(0, MAX_REPLY_TEXT) : value;
+}
+
+/**
+ * What svc reads of an inbound message: a quick-reply tap on a template (`button`: text and
+ * payload), an interactive reply button (`interactive.button_reply`: title and id), or a text.
+ */
+function replyOf(message: Json): Reply | undefined {
+  switch (message.type) {
+    case 'text': {
+      const body = text(object(message.text)?.body);
+      return body === undefined ? undefined : { type: 'text', text: clipped(body) };
+    }
+    case 'button': {
+      const button = object(message.button);
+      const label = text(button?.text) ?? text(button?.payload);
+      if (label === undefined) return undefined;
+      const payload = text(button?.payload);
+      return { type: 'button', text: clipped(label), ...(payload !== undefined && { payload: clipped(payload) }) };
+    }
+    case 'interactive': {
+      const interactive = object(message.interactive);
+      const button = object(interactive?.button_reply);
+      const title = text(button?.title) ?? text(button?.id);
+      if (interactive?.type !== 'button_reply' || title === undefined) return undefined;
+      const id = text(button?.id);
+      return { type: 'button', text: clipped(title), ...(id !== undefined && { payload: clipped(id) }) };
+    }
+    default:
+      return undefined;
+  }
+}
+
+function inboundMessages(value: Json, now: number): InboundMessage[] {
+  const phoneNumberId = text(object(value.metadata)?.phone_number_id);
+  if (phoneNumberId === undefined) return [];
+  const found: InboundMessage[] = [];
+  for (const message of objects(value.messages)) {
+    const from = e164Of(text(message.from) ?? '');
+    const providerMessageId = text(message.id);
+    if (from === undefined || providerMessageId === undefined) continue;
+    const inReplyTo = text(object(message.context)?.id);
+    const reply = replyOf(message);
+    found.push({
+      phoneNumberId,
+      from,
+      providerMessageId,
+      ...(inReplyTo !== undefined && { inReplyTo }),
+      ...(reply !== undefined && { reply }),
+      occurredAt: millisOf(message.timestamp, now),
+    });
+  }
+  return found;
+}
+
+function preferencesOf(value: Json, now: number): MarketingPreference[] {
+  const phoneNumberId = text(object(value.metadata)?.phone_number_id);
+  if (phoneNumberId === undefined) return [];
+  const found: MarketingPreference[] = [];
+  for (const preference of objects(value.user_preferences)) {
+    const from = e164Of(text(preference.wa_id) ?? '');
+    const choice = preference.value;
+    if (from === undefined || preference.category !== 'marketing_messages' || (choice !== 'stop' && choice !== 'resume')) continue;
+    found.push({ phoneNumberId, from, value: choice, occurredAt: millisOf(preference.timestamp, now) });
+  }
+  return found;
+}
+
+/** Every inbound message and preference change a notification carries; anything else is skipped. */
+export function inboundReportsOf(payload: unknown, now = Date.now()): InboundReports {
+  const reports: InboundReports = { messages: [], preferences: [] };
+  const root = object(payload);
+  if (root === undefined || root.object !== 'whatsapp_business_account') return reports;
+  for (const entry of objects(root.entry)) {
+    for (const change of objects(entry.changes)) {
+      const value = object(change.value);
+      if (value === undefined) continue;
+      if (change.field === 'messages') reports.messages.push(...inboundMessages(value, now));
+      else if (change.field === 'user_preferences') reports.preferences.push(...preferencesOf(value, now));
+    }
+  }
+  return reports;
+}
