@@ -33,7 +33,7 @@ function raw(port: number, payload: string, options: { trickle?: string; everyMs
       if (!status) return reject(new Error(`no HTTP answer: ${JSON.stringify(text)}`));
       const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
       const bodyText = rest.join('\r\n\r\n');
-      resolve({ status, headers, body: bodyText ? JSON.parse(bodyText) : undefined, closedAfterMs: Date.now() - started });
+      resolve({ status, headers, body: bodyText && headers.get('content-type')?.includes('json') ? JSON.parse(bodyText) : bodyText || undefined, closedAfterMs: Date.now() - started });
     });
     socket.write(payload);
   });
@@ -90,6 +90,49 @@ for (const kind of databaseKinds()) {
         431,
         'request_header_fields_too_large',
       );
+    });
+
+    it('answers in problem+json what Node alone would answer bare: no Host at all, an unknown Expect, CONNECT', async () => {
+      for (const path of ['/docs/', '/v1/projects/me', '/healthz']) {
+        assertProblem(await raw(port, `GET ${path} HTTP/1.1\r\nConnection: close\r\n\r\n`), 400, 'bad_request');
+      }
+      assertProblem(
+        await raw(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nConnection: close\r\n\r\n'),
+        417,
+        'expectation_failed',
+      );
+      assertProblem(await raw(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'), 405, 'method_not_allowed');
+    });
+
+    it('answers a request the parser refuses after the answer of the request before it on the connection', async () => {
+      const text = await new Promise<string>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1');
+        let received = '';
+        socket.on('data', (chunk) => (received += chunk));
+        socket.on('error', () => {});
+        socket.on('close', () => resolve(received));
+        socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n');
+      });
+      const answers = text.split(/(?=HTTP\/1\.1 )/);
+      assert.equal(answers.length, 2, text);
+      assert.match(answers[0]!, /^HTTP\/1\.1 200 /);
+      assert.match(answers[0]!, /\{"status":"ok"\}$/);
+      assert.match(answers[1]!, /^HTTP\/1\.1 400 /);
+      assert.match(answers[1]!, /content-type: application\/problem\+json/i);
+      assert.match(answers[1]!, /x-request-id: req_/i);
+      assert.match(answers[1]!, /"code":"bad_request"/);
+    });
+
+    it('answers an unknown page of the documentation with its problem+json 404', async () => {
+      for (const path of ['/docs/nope', '/docs/js/nope.js', '/docs/../v1']) {
+        assertProblem(await raw(port, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), 404, 'not_found');
+      }
+      const head = await raw(port, 'HEAD /docs/nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      assert.equal(head.status, 404);
+      assert.equal(head.headers.get('content-type'), 'application/problem+json');
+      assert.match(head.headers.get('x-request-id') ?? '', /^req_/);
+      const page = await raw(port, 'GET /docs/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      assert.equal(page.status, 200);
     });
 
     it('refuses an HTTP/1.1 request without a Host, the documentation page included', async () => {
