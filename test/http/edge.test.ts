@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
 import { databaseKinds } from '../support/databases.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/until.ts';
 
 // What the HTTP layer answers before a route runs — the parser, the router, slow clients, a full
 // server, a server shutting down — follows CONTRACT §2 like every other answer.
@@ -54,9 +56,12 @@ for (const kind of databaseKinds()) {
     let port: number;
     let releaseWrite: (() => void) | undefined;
     let parkNextWrite = false;
+    /** How many 413 answers the server has finished writing (its request log). */
+    let answered413 = 0;
 
     before(async () => {
       server = await startTestServer(kind, {
+        logger: pino({ level: 'info' }, { write: (line: string) => void (line.includes('"status":413') && answered413++) }),
         env: { SVC_HTTP_REQUEST_TIMEOUT_MS: '2000', SVC_HTTP_HEADERS_TIMEOUT_MS: '1000', SVC_HTTP_MAX_CONNECTIONS: '40' },
         testHooks: {
           beforeAuthorizedWrite: async () => {
@@ -133,6 +138,55 @@ for (const kind of databaseKinds()) {
       assert.match(head.headers.get('x-request-id') ?? '', /^req_/);
       const page = await raw(port, 'GET /docs/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
       assert.equal(page.status, 200);
+    });
+
+    it('lets a client that streams a 5 MiB body finish it and read its 413 (Node fetch)', async () => {
+      const fiveMiB = new Uint8Array(5 * 1024 * 1024).fill(0x20);
+      for (let i = 0; i < 5; i++) {
+        // A whole buffer (Content-Length: refused before a byte is read) and a stream (chunked:
+        // refused once past the limit), both written to the end before the answer is read.
+        const sized = await fetch(`${server.url}/v1/projects`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: fiveMiB });
+        // The second stream goes on writing only once its 413 has been written: what a slow
+        // writer meets, made certain.
+        let left = 80; // 80 chunks of 64 KiB: 5 MiB
+        const before413 = answered413;
+        const streamed = await fetch(`${server.url}/v1/projects`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: new ReadableStream<Uint8Array>({
+            async pull(controller) {
+              if (left === 40) await until('the 413 to be written', () => answered413 > before413);
+              controller.enqueue(fiveMiB.subarray(0, 64 * 1024));
+              if (--left === 0) controller.close();
+            },
+          }),
+          duplex: 'half',
+        } as RequestInit);
+        for (const reply of [sized, streamed]) {
+          assert.equal(reply.status, 413);
+          assert.equal(reply.headers.get('content-type'), 'application/problem+json');
+          const problem = (await reply.json()) as { code: string; requestId: string };
+          assert.equal(problem.code, 'payload_too_large');
+          assert.equal(problem.requestId, reply.headers.get('x-request-id'));
+        }
+      }
+    });
+
+    it('cuts off a refused body beyond what it drains', async () => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.on('error', () => {});
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.write('POST /v1/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 104857600\r\n\r\n');
+      const chunk = Buffer.alloc(1024 * 1024, 0x20);
+      let written = 0;
+      let open = true;
+      void closed.then(() => (open = false));
+      while (open && written < 100) {
+        if (!socket.write(chunk)) await new Promise((resolve) => { socket.once('drain', resolve); socket.once('close', resolve); });
+        written++;
+      }
+      await closed;
+      assert.ok(written < 100, `the connection was cut after ${written} MiB of a 100 MiB body`);
     });
 
     it('refuses an HTTP/1.1 request without a Host, the documentation page included', async () => {
