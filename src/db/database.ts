@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { Tables } from './tables.ts';
 import { openSqlite } from './sqlite.ts';
+import { storableParameters } from './storableText.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 export type Db = Kysely<Tables>;
@@ -48,6 +49,20 @@ const require = createRequire(import.meta.url);
 
 const CONNECT_TIMEOUT_MS = 5000;
 
+/** pg's Client, with every statement's parameters made storable (storableText.ts: no NUL). */
+function storableTextClient(postgres: typeof pg): typeof pg.Client {
+  class StorableTextClient extends postgres.Client {}
+  const query = postgres.Client.prototype.query as (...args: unknown[]) => unknown;
+  StorableTextClient.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    if (Array.isArray(args[1])) args[1] = storableParameters(args[1]);
+    else if (args[0] !== null && typeof args[0] === 'object' && Array.isArray((args[0] as pg.QueryConfig).values)) {
+      args[0] = { ...args[0], values: storableParameters((args[0] as pg.QueryConfig).values!) };
+    }
+    return query.apply(this, args);
+  } as unknown as typeof query & pg.Client['query'];
+  return StorableTextClient;
+}
+
 export function sqlitePathOf(url: string): string | undefined {
   if (!url.startsWith('sqlite:')) return undefined;
   return url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
@@ -78,6 +93,7 @@ export function openDatabase(url: string, options: { poolSize: number }): Databa
   }
   const postgres = require('pg') as typeof pg;
   const pool = new postgres.Pool({
+    Client: storableTextClient(postgres),
     connectionString: url,
     max: options.poolSize,
     types: pgTypes(postgres),

@@ -49,6 +49,9 @@ export async function eraseProject(
   const messages = await db.deleteFrom('messages').where('project_id', '=', projectId).executeTakeFirst();
 
   const deliveryIds = db.selectFrom('webhook_deliveries').select('id').where('project_id', '=', projectId);
+  // Locked in id order, as the webhook recorder locks the deliveries whose attempts it records
+  // (recordWebhookAttempts): one waits for the other, and neither for a cycle.
+  if (dialect === 'postgres') await deliveryIds.orderBy('id').forUpdate().execute();
   const webhookAttempts = await db.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveryIds).executeTakeFirst();
   const webhookDeliveries = await db.deleteFrom('webhook_deliveries').where('project_id', '=', projectId).executeTakeFirst();
 

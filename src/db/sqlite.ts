@@ -2,10 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import { storableText } from './storableText.ts';
 
 type Parameter = null | number | bigint | string | Uint8Array;
 
 function toSqlite(value: unknown): Parameter {
+  if (typeof value === 'string') return storableText(value);
   if (typeof value === 'boolean') return value ? 1 : 0;
   if (value === undefined) return null;
   return value as Parameter;

@@ -121,17 +121,18 @@ export async function recordWebhookAttempts(
 ): Promise<void> {
   let recorded = attempts;
   if (recorded.length === 0) return;
-  // A delivery erased with its project while its attempt was in flight has nothing to record.
+  // A delivery erased with its project while its attempt was in flight has nothing to record: it
+  // is done. On PostgreSQL the deliveries that remain are locked here, in id order (as the
+  // erasure locks them), so none can vanish before the attempts below reference it — an erasure
+  // committed meanwhile is waited for, and what it erased is not found.
   const existing = new Set<string>();
-  for (let i = 0; i < recorded.length; i += 500) {
-    const rows = await trx
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where('id', 'in', recorded.slice(i, i + 500).map((item) => item.attempt.delivery_id))
-      .execute();
+  const ids = [...new Set(recorded.map((item) => item.attempt.delivery_id))].sort();
+  for (let i = 0; i < ids.length; i += 500) {
+    const query = trx.selectFrom('webhook_deliveries').select('id').where('id', 'in', ids.slice(i, i + 500));
+    const rows = await (dialect === 'postgres' ? query.orderBy('id').forNoKeyUpdate() : query).execute();
     for (const row of rows) existing.add(row.id);
   }
-  if (existing.size < recorded.length) recorded = recorded.filter((item) => existing.has(item.attempt.delivery_id));
+  if (existing.size < ids.length) recorded = recorded.filter((item) => existing.has(item.attempt.delivery_id));
   if (recorded.length === 0) return;
   for (let i = 0; i < recorded.length; i += 500) {
     await trx

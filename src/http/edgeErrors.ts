@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -27,15 +27,9 @@ function parserErrorOf(error: NodeJS.ErrnoException): ApiError {
   }
 }
 
-/**
- * For Node's `clientError`: the parser refused the request (malformed, headers too large, too
- * slow). There is no request object yet, so the answer is written to the socket directly.
- */
-export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+function writeProblem(socket: Socket, apiError: ApiError): void {
   if (socket.writable) {
     const requestId = newRequestId();
-    const apiError = parserErrorOf(error);
     const body = JSON.stringify(problemOf(apiError, requestId));
     socket.write(
       `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\n` +
@@ -43,7 +37,62 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
         `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
-  socket.destroy(error);
+}
+
+/**
+ * For Node's `clientError`: the parser refused the request (malformed, headers too large, too
+ * slow). There is no request object yet, so the answer is written to the socket directly. When
+ * the connection is still answering an earlier request it received whole (pipelining), the
+ * refusal follows that answer, so neither is cut; when the broken request is the one being
+ * answered (its body), the refusal replaces that answer, unless it has begun.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const answering = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  const answer = () => {
+    writeProblem(socket, parserErrorOf(error));
+    socket.destroy(error);
+  };
+  if (answering && !answering.writableFinished && !answering.destroyed) {
+    if (answering.req.complete) {
+      answering.once('finish', answer);
+      answering.once('close', () => socket.destroy(error));
+      return;
+    }
+    if (answering.headersSent) {
+      socket.destroy(error);
+      return;
+    }
+  }
+  answer();
+}
+
+/**
+ * For Node's `checkExpectation`: an `Expect` other than `100-continue`, which Node alone answers
+ * with a bare 417.
+ */
+export function expectationFailedHandler(request: IncomingMessage, response: ServerResponse): void {
+  const requestId = newRequestId();
+  const apiError = new ApiError('expectation_failed', 'Only "Expect: 100-continue" is supported.');
+  const body = JSON.stringify(problemOf(apiError, requestId));
+  response.writeHead(apiError.status, {
+    'content-type': 'application/problem+json',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': requestId,
+    connection: 'close',
+  });
+  response.end(body);
+  request.resume();
+}
+
+/** For Node's `connect`: CONNECT (a proxy's method), which Node alone answers by closing. */
+export function connectHandler(_request: IncomingMessage, socket: Socket): void {
+  socket.on('error', () => {});
+  writeProblem(
+    socket,
+    new ApiError('method_not_allowed', 'CONNECT is not allowed: this server is not a proxy.'),
+  );
+  socket.destroySoon();
 }
 
 /** For Fastify's router errors: a URL that cannot be decoded, a path segment that is too long. */

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { ApiError, type FieldError, problemOf, validationError } from './errors.ts';
+import { drainTooLargeBody } from './tooLargeBody.ts';
 
 interface AjvError {
   instancePath: string;
@@ -77,6 +78,7 @@ export function errorHandler(
   reply: FastifyReply,
 ): FastifyReply {
   const apiError = toApiError(error);
+  if (apiError?.code === 'payload_too_large') drainTooLargeBody(request, reply);
   if (apiError) return sendProblem(reply, apiError);
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: error }, 'database unavailable');

@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, title: 'Content Too Large' },
   uri_too_long: { status: 414, title: 'URI Too Long' },
   unsupported_media_type: { status: 415, title: 'Unsupported Media Type' },
+  expectation_failed: { status: 417, title: 'Expectation Failed' },
   template_not_found: { status: 422, title: 'Unprocessable Content' },
   template_not_approved: { status: 422, title: 'Unprocessable Content' },
   template_language_mismatch: { status: 422, title: 'Unprocessable Content' },

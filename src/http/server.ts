@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import swagger from '@fastify/swagger';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
 import type { HttpContext } from './context.ts';
-import { clientErrorHandler, frameworkErrorHandler } from './edgeErrors.ts';
+import { clientErrorHandler, connectHandler, expectationFailedHandler, frameworkErrorHandler } from './edgeErrors.ts';
 import { errorHandler, sendProblem } from './errorHandler.ts';
 import { ApiError } from './errors.ts';
 import { instrumentHttp } from './metrics.ts';
@@ -100,6 +100,8 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
       headersTimeout: ctx.config.http.headersTimeoutMs,
       // Node enforces those timeouts when it checks its connections: often enough to keep them.
       connectionsCheckingInterval: Math.min(1000, ctx.config.http.headersTimeoutMs),
+      // Node would answer a missing Host with a bare 400; the onRequest hook below answers it.
+      requireHostHeader: false,
     },
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
@@ -110,6 +112,9 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
     schemaController: { compilersFactory: { buildSerializer: serializersOnFirstUse } },
   });
   app.server.maxConnections = ctx.config.http.maxConnections;
+  // What Node alone would answer without problem+json: an unknown Expect, a CONNECT.
+  app.server.on('checkExpectation', expectationFailedHandler);
+  app.server.on('connect', connectHandler);
 
   let closing = false;
   app.addHook('preClose', async () => {

@@ -6,6 +6,7 @@ import { orderedValues } from '../domain/messageRequest.ts';
 import { sendPaceOf } from '../domain/sendPace.ts';
 import { providerCredentialsOf } from '../projectSecrets.ts';
 import type { MessageSubmission, ProviderCredentials, ProviderError, RichSendParameters, SendOutcome } from '../providers/provider.ts';
+import { DeferredOutcomes } from './deferredOutcomes.ts';
 import { OutcomeRecorder } from './dispatchOutcomes.ts';
 import { ProjectRotation } from './projectRotation.ts';
 import { WorkerHeartbeat } from './heartbeat.ts';
@@ -27,6 +28,8 @@ import { type HeldMessage, SendLane } from './sendLane.ts';
 // - Each answer is recorded as soon as it arrives, group-committed with the others.
 // - Every held message (waiting or in flight) keeps its lease renewed until its outcome is
 //   committed; a worker that dies loses its leases and another worker takes the messages over.
+// - An outcome the database cannot take (it is away) is kept in memory and committed when it is
+//   back (deferredOutcomes.ts): its message stays held, and is never sent again by this process.
 
 const NOT_CONFIGURED: ProviderError = {
   code: 'provider_not_configured',
@@ -46,6 +49,8 @@ const UNCONFIGURED = '';
 export interface DispatcherOptions {
   /** Submissions in flight at once in this process, over all numbers. */
   maxInFlight: number;
+  /** Outcomes kept in memory while the database cannot take them (default 100,000). */
+  maxDeferredOutcomes?: number;
   /** How far ahead a lane is filled, in time at its number's pace. */
   lookaheadMs?: number;
   /**
@@ -78,6 +83,7 @@ export class Dispatcher {
   readonly #deps: WorkerDeps;
   readonly #gate: SendRateGate;
   readonly #recorder: OutcomeRecorder;
+  readonly #deferred: DeferredOutcomes;
   readonly #maxInFlight: number;
   readonly #lookaheadMs: number;
   readonly #claimLimit: number;
@@ -114,7 +120,14 @@ export class Dispatcher {
     this.#maxWaiting = options.maxWaiting ?? 10_000;
     this.#leaseMs = options.leaseMs ?? deps.provider.submissionTimeoutMs + 5000;
     this.#pollMs = options.pollMs ?? 1000;
-    this.#metrics = dispatchMetrics(deps.metrics, this);
+    this.#deferred = new DeferredOutcomes({
+      limit: options.maxDeferredOutcomes ?? 100_000,
+      record: (message, outcome) => this.#recorder.record(message, outcome),
+      settled: (messageId) => this.#held.delete(messageId),
+      logger: deps.logger,
+      rememberMs: this.#leaseMs * 2,
+    });
+    this.#metrics = dispatchMetrics(deps.metrics, this, this.#deferred);
     this.#heartbeat = new WorkerHeartbeat(deps.database, deps.logger);
     this.#rotation = new ProjectRotation({
       sweep: (after, limit) => queuedProjectsAfter(deps.database.db, 'messages', after, limit),
@@ -169,6 +182,14 @@ export class Dispatcher {
       this.#deps.logger.warn({ err: error }, 'could not give back waiting messages; their leases will expire'),
     );
     while (this.#tasks.size > 0) await Promise.allSettled([...this.#tasks]);
+    if (this.#deferred.size > 0) await this.#deferred.flush();
+    this.#deferred.stop();
+    if (this.#deferred.size > 0) {
+      this.#deps.logger.warn(
+        { messages: this.#deferred.size },
+        'send outcomes not committed at shutdown; their leases will run out and the messages be sent again',
+      );
+    }
     clearInterval(this.#renewTimer);
   }
 
@@ -236,6 +257,13 @@ export class Dispatcher {
     );
     const claimedPerProject = new Map<string, number>();
     for (const message of rows) {
+      // Claimed again after its lease ran out (the database was away) while this process still
+      // holds it — waiting, in flight, or its outcome kept uncommitted: never a second send.
+      const holding = this.#held.get(message.id);
+      if (holding || this.#deferred.holds(message.id, now)) {
+        if (holding) holding.leaseEnd = leaseEnd;
+        continue;
+      }
       const sender = senders.get(message.project_id)!;
       const held: HeldMessage = { message, credentials: sender.credentials, leaseEnd };
       this.#held.set(message.id, held);
@@ -346,7 +374,7 @@ export class Dispatcher {
       // A lease that ran out (renewals failing, a stalled process) may have let another worker
       // claim the message or a cancel win (sending/cancelMessage.ts): never send it then.
       if (held.leaseEnd - now < Math.min(LEASE_END_MARGIN_MS, this.#leaseMs / 10)) {
-        this.#held.delete(held.message.id);
+        if (this.#held.get(held.message.id) === held) this.#held.delete(held.message.id);
         this.#deps.logger.warn({ messageId: held.message.id }, 'lease ran out before sending; the message is left to whoever holds it now');
         continue;
       }
@@ -389,11 +417,12 @@ export class Dispatcher {
     try {
       await this.#recorder.record(held.message, outcome);
     } catch (error) {
-      // The lease runs out and the message is sent again: at least once, never lost.
+      // Kept and committed later, the message still held (its lease renewed): sent once.
+      if (this.#deferred.keep(held.message, outcome)) return;
+      // No room left: the lease runs out and the message is sent again: at least once, never lost.
       this.#deps.logger.error({ err: error, messageId: held.message.id }, 'recording a send outcome failed');
-    } finally {
-      this.#held.delete(held.message.id);
     }
+    if (this.#held.get(held.message.id) === held) this.#held.delete(held.message.id);
   }
 
   async #send({ message, credentials }: HeldMessage): Promise<SendOutcome> {
@@ -471,8 +500,36 @@ export class Dispatcher {
   }
 }
 
-function dispatchMetrics(registry: Registry, dispatcher: Dispatcher) {
+function dispatchMetrics(registry: Registry, dispatcher: Dispatcher, deferred: DeferredOutcomes) {
   const registers = [registry];
+  new Gauge({
+    name: 'svc_dispatch_outcomes_deferred',
+    help: 'Send outcomes kept in memory because the database could not take them yet.',
+    registers,
+    collect() {
+      this.set(deferred.size);
+    },
+  });
+  new Counter({
+    name: 'svc_dispatch_outcomes_deferred_total',
+    help: 'Send outcomes whose commit failed and that were kept to commit later.',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(deferred.kept);
+    },
+  });
+  new Counter({
+    name: 'svc_dispatch_outcomes_given_up_total',
+    help: 'Send outcomes never committed (their messages are sent again), by reason: full (no room kept) or failing.',
+    labelNames: ['reason'] as const,
+    registers,
+    collect() {
+      this.reset();
+      this.inc({ reason: 'full' }, deferred.givenUpFull);
+      this.inc({ reason: 'failing' }, deferred.givenUpFailing);
+    },
+  });
   new Gauge({
     name: 'svc_dispatch_in_flight',
     help: 'Submissions to the provider this process is waiting on.',

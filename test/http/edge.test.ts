@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
 import { databaseKinds } from '../support/databases.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/until.ts';
 
 // What the HTTP layer answers before a route runs — the parser, the router, slow clients, a full
 // server, a server shutting down — follows CONTRACT §2 like every other answer.
@@ -33,7 +35,7 @@ function raw(port: number, payload: string, options: { trickle?: string; everyMs
       if (!status) return reject(new Error(`no HTTP answer: ${JSON.stringify(text)}`));
       const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
       const bodyText = rest.join('\r\n\r\n');
-      resolve({ status, headers, body: bodyText ? JSON.parse(bodyText) : undefined, closedAfterMs: Date.now() - started });
+      resolve({ status, headers, body: bodyText && headers.get('content-type')?.includes('json') ? JSON.parse(bodyText) : bodyText || undefined, closedAfterMs: Date.now() - started });
     });
     socket.write(payload);
   });
@@ -54,9 +56,12 @@ for (const kind of databaseKinds()) {
     let port: number;
     let releaseWrite: (() => void) | undefined;
     let parkNextWrite = false;
+    /** How many 413 answers the server has finished writing (its request log). */
+    let answered413 = 0;
 
     before(async () => {
       server = await startTestServer(kind, {
+        logger: pino({ level: 'info' }, { write: (line: string) => void (line.includes('"status":413') && answered413++) }),
         env: { SVC_HTTP_REQUEST_TIMEOUT_MS: '2000', SVC_HTTP_HEADERS_TIMEOUT_MS: '1000', SVC_HTTP_MAX_CONNECTIONS: '40' },
         testHooks: {
           beforeAuthorizedWrite: async () => {
@@ -90,6 +95,98 @@ for (const kind of databaseKinds()) {
         431,
         'request_header_fields_too_large',
       );
+    });
+
+    it('answers in problem+json what Node alone would answer bare: no Host at all, an unknown Expect, CONNECT', async () => {
+      for (const path of ['/docs/', '/v1/projects/me', '/healthz']) {
+        assertProblem(await raw(port, `GET ${path} HTTP/1.1\r\nConnection: close\r\n\r\n`), 400, 'bad_request');
+      }
+      assertProblem(
+        await raw(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nConnection: close\r\n\r\n'),
+        417,
+        'expectation_failed',
+      );
+      assertProblem(await raw(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'), 405, 'method_not_allowed');
+    });
+
+    it('answers a request the parser refuses after the answer of the request before it on the connection', async () => {
+      const text = await new Promise<string>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1');
+        let received = '';
+        socket.on('data', (chunk) => (received += chunk));
+        socket.on('error', () => {});
+        socket.on('close', () => resolve(received));
+        socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n');
+      });
+      const answers = text.split(/(?=HTTP\/1\.1 )/);
+      assert.equal(answers.length, 2, text);
+      assert.match(answers[0]!, /^HTTP\/1\.1 200 /);
+      assert.match(answers[0]!, /\{"status":"ok"\}$/);
+      assert.match(answers[1]!, /^HTTP\/1\.1 400 /);
+      assert.match(answers[1]!, /content-type: application\/problem\+json/i);
+      assert.match(answers[1]!, /x-request-id: req_/i);
+      assert.match(answers[1]!, /"code":"bad_request"/);
+    });
+
+    it('answers an unknown page of the documentation with its problem+json 404', async () => {
+      for (const path of ['/docs/nope', '/docs/js/nope.js', '/docs/../v1']) {
+        assertProblem(await raw(port, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), 404, 'not_found');
+      }
+      const head = await raw(port, 'HEAD /docs/nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      assert.equal(head.status, 404);
+      assert.equal(head.headers.get('content-type'), 'application/problem+json');
+      assert.match(head.headers.get('x-request-id') ?? '', /^req_/);
+      const page = await raw(port, 'GET /docs/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      assert.equal(page.status, 200);
+    });
+
+    it('lets a client that streams a 5 MiB body finish it and read its 413 (Node fetch)', async () => {
+      const fiveMiB = new Uint8Array(5 * 1024 * 1024).fill(0x20);
+      for (let i = 0; i < 5; i++) {
+        // A whole buffer (Content-Length: refused before a byte is read) and a stream (chunked:
+        // refused once past the limit), both written to the end before the answer is read.
+        const sized = await fetch(`${server.url}/v1/projects`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: fiveMiB });
+        // The second stream goes on writing only once its 413 has been written: what a slow
+        // writer meets, made certain.
+        let left = 80; // 80 chunks of 64 KiB: 5 MiB
+        const before413 = answered413;
+        const streamed = await fetch(`${server.url}/v1/projects`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: new ReadableStream<Uint8Array>({
+            async pull(controller) {
+              if (left === 40) await until('the 413 to be written', () => answered413 > before413);
+              controller.enqueue(fiveMiB.subarray(0, 64 * 1024));
+              if (--left === 0) controller.close();
+            },
+          }),
+          duplex: 'half',
+        } as RequestInit);
+        for (const reply of [sized, streamed]) {
+          assert.equal(reply.status, 413);
+          assert.equal(reply.headers.get('content-type'), 'application/problem+json');
+          const problem = (await reply.json()) as { code: string; requestId: string };
+          assert.equal(problem.code, 'payload_too_large');
+          assert.equal(problem.requestId, reply.headers.get('x-request-id'));
+        }
+      }
+    });
+
+    it('cuts off a refused body beyond what it drains', async () => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.on('error', () => {});
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.write('POST /v1/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 104857600\r\n\r\n');
+      const chunk = Buffer.alloc(1024 * 1024, 0x20);
+      let written = 0;
+      let open = true;
+      void closed.then(() => (open = false));
+      while (open && written < 100) {
+        if (!socket.write(chunk)) await new Promise((resolve) => { socket.once('drain', resolve); socket.once('close', resolve); });
+        written++;
+      }
+      await closed;
+      assert.ok(written < 100, `the connection was cut after ${written} MiB of a 100 MiB body`);
     });
 
     it('refuses an HTTP/1.1 request without a Host, the documentation page included', async () => {

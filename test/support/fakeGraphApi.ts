@@ -183,6 +183,8 @@ export class FakeGraphApi {
    */
   portfolioPacing = false;
   readonly held: string[] = [];
+  /** How long a send is held before its answer (a provider's latency: submissions in flight). */
+  sendLatencyMs = 0;
 
   async start(): Promise<this> {
     await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
@@ -269,6 +271,9 @@ export class FakeGraphApi {
     };
     this.requests.push(recorded);
     const answer = this.#answer(recorded);
+    if (this.sendLatencyMs > 0 && this.#routeOf(recorded) === 'send') {
+      await new Promise((resolve) => setTimeout(resolve, this.sendLatencyMs));
+    }
     response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
     response.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
   }

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { ApiError } from '../errors.ts';
 
 // GET /docs: the API reference (Scalar) over /openapi.json. Scalar's module holds its whole
 // browser bundle in memory (~22 MiB of RSS), so it is loaded on the first request for the page,
@@ -39,6 +40,11 @@ async function forward(request: FastifyRequest, reply: FastifyReply): Promise<Fa
     url: request.url,
     headers: { ...(request.headers['if-none-match'] && { 'if-none-match': request.headers['if-none-match'] }) },
   });
+  // Scalar's instance answers in Fastify's default JSON; an unknown page is the API's own 404.
+  if (answer.statusCode === 404) {
+    throw new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
+  }
+  if (answer.statusCode >= 400) throw new Error(`the API reference answered ${answer.statusCode}`);
   for (const [name, value] of Object.entries(answer.headers)) {
     if (value !== undefined && !['content-length', 'connection', 'transfer-encoding', 'date'].includes(name)) {
       reply.header(name, value);
