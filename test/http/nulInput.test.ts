@@ -30,7 +30,8 @@ for (const kind of databaseKinds()) {
 
     before(async () => {
       const logger = pino({ level: 'error' }, { write: (line: string) => errors.push(line) });
-      server = await startTestServer(kind, { logger });
+      // The sandbox's review never comes by itself: the template stays PENDING unless a review changes it.
+      server = await startTestServer(kind, { logger, env: { SVC_SANDBOX_REVIEW_DELAY_MS: '3600000' } });
       ({ key } = await server.createProject());
       const template = await server.call('POST', '/v1/templates', {
         key,
