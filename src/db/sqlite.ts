@@ -123,6 +123,10 @@ function wrap(stmt: StatementSync): SqliteStatement {
 export function openSqlite(path: string): NodeSqliteDatabase {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new DatabaseSync(path, { enableForeignKeyConstraints: true, timeout: 5000 });
+  // Pages freed by the retention purge go back to the file system (PRAGMA incremental_vacuum).
+  // It takes effect only on a file without tables yet, and must precede WAL; a file made before
+  // gets it from `svc migrate --vacuum` (a one-time VACUUM). Elsewhere it changes nothing.
+  raw.exec('PRAGMA auto_vacuum = INCREMENTAL');
   raw.exec('PRAGMA journal_mode = WAL');
   // A 202 is a promise: every commit reaches the disk before we answer (see withoutSync).
   raw.exec('PRAGMA synchronous = FULL');

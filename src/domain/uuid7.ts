@@ -39,3 +39,9 @@ export function newUuid7(now: number = Date.now()): string {
     ((0b10n << RAND_B_BITS) | randB).toString(16).padStart(16, '0');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
+
+/** The smallest UUIDv7 that can be made at or after `ms`: a keyset bound for time filters. */
+export function uuid7LowerBound(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+}

@@ -12,6 +12,7 @@ import * as m0009e from './0009_events_feed.ts';
 import * as m0009s from './0009_sending.ts';
 import * as m0009w from './0009_webhook_endpoints.ts';
 import * as m0010c from './0010_message_counts.ts';
+import * as m0016r from './0016_retention.ts';
 
 /** Every migration, in order. Names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0009_sending': m0009s,
   '0009_webhook_endpoints': m0009w,
   '0010_message_counts': m0010c,
+  '0016_retention': m0016r,
 };
