@@ -152,7 +152,7 @@ function retention(env: Env): RetentionConfig {
     analyticsMs: duration(env, 'SVC_RETENTION_ANALYTICS', '730d', 1000),
     analyticsHourlyMs: duration(env, 'SVC_RETENTION_ANALYTICS_HOURLY', '35d', 1000),
     intervalMs: duration(env, 'SVC_RETENTION_INTERVAL', '1h', 1000),
-    batchSize: integer(env, 'SVC_RETENTION_BATCH_SIZE', 500, 1, 10_000),
+    batchSize: integer(env, 'SVC_RETENTION_BATCH_SIZE', 100, 1, 10_000),
   };
   if (config.analyticsMs < config.messagesMs) {
     throw new ConfigError('SVC_RETENTION_ANALYTICS must not be shorter than SVC_RETENTION_MESSAGES (the counts outlive the messages)');

@@ -50,7 +50,7 @@ describe('config', () => {
       analyticsMs: 730 * DAY,
       analyticsHourlyMs: 35 * DAY,
       intervalMs: 3_600_000,
-      batchSize: 500,
+      batchSize: 100,
     });
     const short = loadConfig({
       SVC_RETENTION_MESSAGES: '90s',

@@ -48,6 +48,14 @@ export interface PassBounds {
 const rows = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
 
 /**
+ * PostgreSQL: this transaction's commit does not wait for its WAL flush. A purge lost with the
+ * server is redone by the next run (SQLite: Database.withoutSync, by the caller).
+ */
+async function unsyncedCommit(trx: Db, dialect: DialectName): Promise<void> {
+  if (dialect === 'postgres') await sql`set local synchronous_commit = off`.execute(trx);
+}
+
+/**
  * One step of messages past retention: up to `limit` messages accepted before the cutoff, in id
  * order; those finished (not QUEUED, not leased, last changed before the cutoff, no delivery
  * pending) go, with their status events, webhook deliveries and attempts and sandbox records.
@@ -68,6 +76,7 @@ export async function purgeMessagesStep(db: Db, dialect: DialectName, bounds: Pa
   if (finished.length === 0) return { deleted: {}, scanned: found.length, next };
 
   const deleted = await db.transaction().execute(async (trx) => {
+    await unsyncedCommit(trx, dialect);
     // Locked (PostgreSQL) and re-read in the transaction: a status report recording a change
     // meanwhile either committed first (and its pending delivery keeps the message) or waits
     // behind the lock and then finds the message gone. A message someone holds is left for the
@@ -94,9 +103,11 @@ export async function purgeMessagesStep(db: Db, dialect: DialectName, bounds: Pa
     );
     const ids = locked.filter((id) => !busy.has(id));
     if (ids.length === 0) return {};
-    const deliveryIds = trx.selectFrom('webhook_deliveries').select('id').where('message_id', 'in', ids);
-    const attempts = await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveryIds).executeTakeFirst();
-    const deliveries = await trx.deleteFrom('webhook_deliveries').where('message_id', 'in', ids).executeTakeFirst();
+    // The deliveries' ids as values, not a subquery: PostgreSQL then seeks each one's attempts in
+    // their index instead of hashing the whole attempts table.
+    const deliveryIds = (await trx.selectFrom('webhook_deliveries').select('id').where('message_id', 'in', ids).execute()).map((row) => row.id);
+    const attempts = deliveryIds.length === 0 ? { numDeletedRows: 0n } : await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveryIds).executeTakeFirst();
+    const deliveries = deliveryIds.length === 0 ? { numDeletedRows: 0n } : await trx.deleteFrom('webhook_deliveries').where('id', 'in', deliveryIds).executeTakeFirst();
     const events = await trx.deleteFrom('message_events').where('message_id', 'in', ids).executeTakeFirst();
     const sandbox = await trx.deleteFrom('sandbox_submissions').where('message_id', 'in', ids).executeTakeFirst();
     const messages = await trx.deleteFrom('messages').where('id', 'in', ids).executeTakeFirst();
@@ -128,6 +139,7 @@ export async function purgeDeliveriesStep(db: Db, dialect: DialectName, bounds: 
   if (finished.length === 0) return { deleted: {}, scanned: found.length, next };
 
   const deleted = await db.transaction().execute(async (trx) => {
+    await unsyncedCommit(trx, dialect);
     let still = trx.selectFrom('webhook_deliveries').select('id').where('id', 'in', finished).where('due_at', 'is', null).orderBy('id');
     if (dialect === 'postgres') still = still.forUpdate().skipLocked();
     const ids = (await still.execute()).map((row) => row.id);
@@ -220,6 +232,7 @@ export async function compactCountsStep(
   window: CountsWindow,
 ): Promise<{ deleted: PurgedCounts; more: boolean }> {
   return db.transaction().execute(async (trx) => {
+    await unsyncedCommit(trx, dialect);
     let hourly = trx
       .selectFrom('message_counts')
       .selectAll()

@@ -44,7 +44,7 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   prepare(sql: string): SqliteStatement {
     let statement = this.#statements.get(sql);
     if (statement === undefined) {
-      statement = sql === 'commit' ? this.#commit(wrap(this.raw.prepare(sql))) : wrap(this.raw.prepare(sql));
+      statement = sql === 'commit' ? this.#commit(wrap(this.raw.prepare(sql))) : wrap(this.raw.prepare(sql), STEPPED.test(sql));
       if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
         this.#statements.delete(this.#statements.keys().next().value!);
       }
@@ -110,9 +110,16 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   }
 }
 
-function wrap(stmt: StatementSync): SqliteStatement {
+/**
+ * Statements that do their work one step at a time while returning rows of no columns:
+ * incremental_vacuum frees one page per step, so it must be stepped to the end (`all`), not
+ * stepped once (`run`).
+ */
+const STEPPED = /^\s*pragma\s+incremental_vacuum\b/i;
+
+function wrap(stmt: StatementSync, stepped = false): SqliteStatement {
   return {
-    reader: stmt.columns().length > 0,
+    reader: stepped || stmt.columns().length > 0,
     all: (parameters) => stmt.all(...sqliteParameters(parameters)),
     run: (parameters) => stmt.run(...sqliteParameters(parameters)),
     iterate: (parameters) => stmt.iterate(...sqliteParameters(parameters)),
