@@ -372,6 +372,11 @@ export async function sqliteIncrementalVacuum(db: Db): Promise<boolean> {
   return Number(mode.rows[0]?.auto_vacuum) === 2;
 }
 
+/** Copies committed pages from the WAL into the database file, waiting for no one. */
+export async function sqliteCheckpoint(db: Db): Promise<void> {
+  await sql`pragma wal_checkpoint(passive)`.execute(db);
+}
+
 /** Frees up to `pages` free pages at the end of the file; returns how many free pages remain. */
 export async function sqliteVacuumStep(db: Db, pages: number): Promise<number> {
   await sql`pragma ${sql.raw(`incremental_vacuum(${Math.max(1, Math.floor(pages))})`)}`.execute(db);
