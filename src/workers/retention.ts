@@ -195,7 +195,9 @@ export function createRetentionJob(deps: WorkerDeps): Job {
     registers: [deps.metrics],
   });
   let run: { purge: PurgeRun; startedAt: number; steps: number; totals: PurgedCounts } | undefined;
-  let checkAt = 0;
+  // The first look comes an interval (at most a minute) after start: a starting process has
+  // other work first, and short-lived processes (tests, one-off commands) never purge.
+  let checkAt: number | undefined;
 
   async function finish(now: number): Promise<void> {
     await finishPurge(database.db, holder, now + retention.intervalMs, run!.purge.countsRolledUpThrough());
@@ -208,6 +210,7 @@ export function createRetentionJob(deps: WorkerDeps): Job {
     name: 'retention',
     async runOnce(now) {
       if (run === undefined) {
+        checkAt ??= now + Math.min(CHECK_EVERY_MS, retention.intervalMs);
         if (now < checkAt) return { handled: 0, nextDueAt: checkAt };
         const rolledUpThrough = await takePurgeLease(database.db, holder, now, LEASE_MS);
         if (rolledUpThrough === undefined) {
