@@ -1,4 +1,4 @@
-import { parseSchedule } from './domain/durations.ts';
+import { parseDuration, parseSchedule } from './domain/durations.ts';
 import { DEFAULT_GRAPH_VERSION, GRAPH_VERSION_PATTERN } from './providers/whatsapp/graphVersions.ts';
 
 export type Role = 'api' | 'worker' | 'all';
@@ -71,6 +71,26 @@ export interface Config {
   readonly autoSuppress: boolean;
   /** Largest body of POST /v1/messages/batch (up to 1,000 items). */
   readonly batchBodyLimitBytes: number;
+  /** How long each kind of data is kept (see README, "Data retention"). */
+  readonly retention: RetentionConfig;
+}
+
+/** Retention periods in milliseconds, and how the purge runs. */
+export interface RetentionConfig {
+  /** Messages with their status events, deliveries and attempts, batches, template status events. The most a project may set. */
+  readonly messagesMs: number;
+  /** Webhook deliveries (payloads) and their attempts. The most a project may set. */
+  readonly webhookDeliveriesMs: number;
+  /** The sandbox provider's records of submissions. */
+  readonly sandboxMs: number;
+  /** Analytics counters (message_counts). */
+  readonly analyticsMs: number;
+  /** Hourly analytics counters older than this are rolled up into one row per day. */
+  readonly analyticsHourlyMs: number;
+  /** How often a purge run starts. */
+  readonly intervalMs: number;
+  /** Rows of a kind deleted per transaction (a step). */
+  readonly batchSize: number;
 }
 
 export class ConfigError extends Error {
@@ -114,6 +134,35 @@ function schedule(env: Env, name: string, fallback: string): number[] {
   } catch (error) {
     throw new ConfigError(`${name}: ${(error as Error).message}`);
   }
+}
+
+function duration(env: Env, name: string, fallback: string, min: number): number {
+  let value: number;
+  try {
+    value = parseDuration(read(env, name) ?? fallback);
+  } catch (error) {
+    throw new ConfigError(`${name}: ${(error as Error).message}`);
+  }
+  if (value < min) throw new ConfigError(`${name} must be at least ${min} ms, got "${read(env, name)}"`);
+  return value;
+}
+
+// Defaults a careful operator would choose: the delivery log a month; messages a year and a month
+// (a yearly report still finds last year's month); the counters two years, daily after 35 days.
+function retention(env: Env): RetentionConfig {
+  const config: RetentionConfig = {
+    messagesMs: duration(env, 'SVC_RETENTION_MESSAGES', '400d', 1000),
+    webhookDeliveriesMs: duration(env, 'SVC_RETENTION_WEBHOOK_DELIVERIES', '30d', 1000),
+    sandboxMs: duration(env, 'SVC_RETENTION_SANDBOX', '7d', 1000),
+    analyticsMs: duration(env, 'SVC_RETENTION_ANALYTICS', '730d', 1000),
+    analyticsHourlyMs: duration(env, 'SVC_RETENTION_ANALYTICS_HOURLY', '35d', 1000),
+    intervalMs: duration(env, 'SVC_RETENTION_INTERVAL', '1h', 1000),
+    batchSize: integer(env, 'SVC_RETENTION_BATCH_SIZE', 100, 1, 10_000),
+  };
+  if (config.analyticsMs < config.messagesMs) {
+    throw new ConfigError('SVC_RETENTION_ANALYTICS must not be shorter than SVC_RETENTION_MESSAGES (the counts outlive the messages)');
+  }
+  return config;
 }
 
 function databaseUrl(env: Env): string {
@@ -273,6 +322,7 @@ export function loadConfig(env: Env = process.env, role: Role = 'all'): Config {
     workerStallMs: integer(env, 'SVC_WORKER_STALL_MS', 60_000, 1000, 86_400_000),
     autoSuppress: flag(env, 'SVC_AUTO_SUPPRESS', false),
     batchBodyLimitBytes: integer(env, 'SVC_BATCH_BODY_LIMIT_BYTES', 4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+    retention: retention(env),
   };
   return deepFreeze(config);
 }

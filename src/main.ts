@@ -74,17 +74,22 @@ async function serve(role: Role): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
-async function migrate(): Promise<void> {
-  const [{ loadConfig }, { openDatabase }, { migrateToLatest }] = await Promise.all([
+async function migrate(options: { vacuum?: boolean }): Promise<void> {
+  const [{ loadConfig }, { openDatabase }, { migrateToLatest }, { enableSqliteIncrementalVacuum }] = await Promise.all([
     import('./config.ts'),
     import('./db/database.ts'),
     import('./db/migrate.ts'),
+    import('./db/retention.ts'),
   ]);
   const config = loadConfig();
   const database = openDatabase(config.databaseUrl, { poolSize: 1 });
   try {
     const applied = await migrateToLatest(database.db, database.dialect);
     console.log(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'the schema is up to date');
+    if (options.vacuum && database.dialect === 'sqlite') {
+      const switched = await enableSqliteIncrementalVacuum(database.db);
+      console.log(switched ? 'vacuumed: the file now shrinks as data is purged' : 'incremental vacuum already on');
+    }
   } finally {
     await database.close();
   }
@@ -105,7 +110,8 @@ program
 program
   .command('migrate')
   .description('bring the database schema up to date and exit')
-  .action(() => migrate().catch(fail));
+  .option('--vacuum', 'SQLite: also rewrite a file made before svc shrank files (one-time VACUUM; stop the service first)')
+  .action((options: { vacuum?: boolean }) => migrate(options).catch(fail));
 
 async function projectSwitch(id: string, disabled: boolean): Promise<void> {
   const [{ loadConfig }, { switchProject, UnknownProjectError }] = await Promise.all([

@@ -41,6 +41,37 @@ describe('config', () => {
     assert.equal(config.provider, 'whatsapp');
   });
 
+  it('reads retention periods as durations, with documented defaults', () => {
+    const DAY = 86_400_000;
+    assert.deepEqual(loadConfig({}).retention, {
+      messagesMs: 400 * DAY,
+      webhookDeliveriesMs: 30 * DAY,
+      sandboxMs: 7 * DAY,
+      analyticsMs: 730 * DAY,
+      analyticsHourlyMs: 35 * DAY,
+      intervalMs: 3_600_000,
+      batchSize: 100,
+    });
+    const short = loadConfig({
+      SVC_RETENTION_MESSAGES: '90s',
+      SVC_RETENTION_WEBHOOK_DELIVERIES: '2m',
+      SVC_RETENTION_SANDBOX: '1h',
+      SVC_RETENTION_ANALYTICS: '1.5d',
+      SVC_RETENTION_ANALYTICS_HOURLY: '12h',
+      SVC_RETENTION_INTERVAL: '5s',
+      SVC_RETENTION_BATCH_SIZE: '100',
+    }).retention;
+    assert.deepEqual(short, {
+      messagesMs: 90_000,
+      webhookDeliveriesMs: 120_000,
+      sandboxMs: 3_600_000,
+      analyticsMs: 1.5 * DAY,
+      analyticsHourlyMs: 12 * 3_600_000,
+      intervalMs: 5000,
+      batchSize: 100,
+    });
+  });
+
   it('names the variable of an invalid value', () => {
     const bad: Record<string, string>[] = [
       { PORT: 'eighty' },
@@ -59,6 +90,13 @@ describe('config', () => {
       { SVC_LOG_FORMAT: 'xml' },
       { SVC_WORKER_STALL_MS: 'soon' },
       { SVC_DISPATCH_CONCURRENCY: '0' },
+      { SVC_RETENTION_MESSAGES: 'a year' },
+      { SVC_RETENTION_WEBHOOK_DELIVERIES: '100ms' },
+      { SVC_RETENTION_SANDBOX: '7' },
+      { SVC_RETENTION_ANALYTICS: '1d' },
+      { SVC_RETENTION_ANALYTICS_HOURLY: 'soon' },
+      { SVC_RETENTION_INTERVAL: '0s' },
+      { SVC_RETENTION_BATCH_SIZE: '0' },
     ];
     for (const env of bad) {
       const name = Object.keys(env)[0]!;

@@ -154,6 +154,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/me/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How long the project’s data is kept
+         * @description Messages (with their status events and webhook deliveries) and webhook deliveries are removed once finished and older than their retention; a removed message answers 404 everywhere, and its counts stay in analytics.
+         */
+        get: operations["getProjectRetention"];
+        /**
+         * Keep the project’s data for less time
+         * @description Durations such as 30s, 15m, 12h or 90d, from 1s up to the operator’s retention (`maximum`): a project may shorten its retention, never extend it (400 validation_failed). A field left out is unchanged; null returns to the operator’s retention. Takes effect at the next purge run.
+         */
+        put: operations["setProjectRetention"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -2338,6 +2362,184 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getProjectRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        messages: {
+                            /**
+                             * @description How long this kind of data of the project is kept now.
+                             * @example 90d
+                             */
+                            retention: string;
+                            /** @description The project’s own setting; null: the operator’s retention applies. */
+                            projectSetting: string | null;
+                            /**
+                             * @description The operator’s retention: the longest a project may set.
+                             * @example 400d
+                             */
+                            maximum: string;
+                        };
+                        webhookDeliveries: {
+                            /**
+                             * @description How long this kind of data of the project is kept now.
+                             * @example 90d
+                             */
+                            retention: string;
+                            /** @description The project’s own setting; null: the operator’s retention applies. */
+                            projectSetting: string | null;
+                            /**
+                             * @description The operator’s retention: the longest a project may set.
+                             * @example 400d
+                             */
+                            maximum: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    setProjectRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description How long messages, with their status events and deliveries, are kept (e.g. 90d); null: the operator’s. */
+                    messages?: string | null;
+                    /** @description How long webhook deliveries (payloads and attempts) are kept (e.g. 7d); null: the operator’s. */
+                    webhookDeliveries?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        messages: {
+                            /**
+                             * @description How long this kind of data of the project is kept now.
+                             * @example 90d
+                             */
+                            retention: string;
+                            /** @description The project’s own setting; null: the operator’s retention applies. */
+                            projectSetting: string | null;
+                            /**
+                             * @description The operator’s retention: the longest a project may set.
+                             * @example 400d
+                             */
+                            maximum: string;
+                        };
+                        webhookDeliveries: {
+                            /**
+                             * @description How long this kind of data of the project is kept now.
+                             * @example 90d
+                             */
+                            retention: string;
+                            /** @description The project’s own setting; null: the operator’s retention applies. */
+                            projectSetting: string | null;
+                            /**
+                             * @description The operator’s retention: the longest a project may set.
+                             * @example 400d
+                             */
+                            maximum: string;
+                        };
+                    };
                 };
             };
             /** @description validation_failed, invalid_json */

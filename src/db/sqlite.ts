@@ -46,7 +46,7 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   prepare(sql: string): SqliteStatement {
     let statement = this.#statements.get(sql);
     if (statement === undefined) {
-      statement = sql === 'commit' ? this.#commit(wrap(this.raw.prepare(sql))) : wrap(this.raw.prepare(sql));
+      statement = sql === 'commit' ? this.#commit(wrap(this.raw.prepare(sql))) : wrap(this.raw.prepare(sql), STEPPED.test(sql));
       if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
         this.#statements.delete(this.#statements.keys().next().value!);
       }
@@ -112,9 +112,16 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   }
 }
 
-function wrap(stmt: StatementSync): SqliteStatement {
+/**
+ * Statements that do their work one step at a time while returning rows of no columns:
+ * incremental_vacuum frees one page per step, so it must be stepped to the end (`all`), not
+ * stepped once (`run`).
+ */
+const STEPPED = /^\s*pragma\s+incremental_vacuum\b/i;
+
+function wrap(stmt: StatementSync, stepped = false): SqliteStatement {
   return {
-    reader: stmt.columns().length > 0,
+    reader: stepped || stmt.columns().length > 0,
     all: (parameters) => stmt.all(...sqliteParameters(parameters)),
     run: (parameters) => stmt.run(...sqliteParameters(parameters)),
     iterate: (parameters) => stmt.iterate(...sqliteParameters(parameters)),
@@ -125,6 +132,10 @@ function wrap(stmt: StatementSync): SqliteStatement {
 export function openSqlite(path: string): NodeSqliteDatabase {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new DatabaseSync(path, { enableForeignKeyConstraints: true, timeout: 5000 });
+  // Pages freed by the retention purge go back to the file system (PRAGMA incremental_vacuum).
+  // It takes effect only on a file without tables yet, and must precede WAL; a file made before
+  // gets it from `svc migrate --vacuum` (a one-time VACUUM). Elsewhere it changes nothing.
+  raw.exec('PRAGMA auto_vacuum = INCREMENTAL');
   raw.exec('PRAGMA journal_mode = WAL');
   // A 202 is a promise: every commit reaches the disk before we answer (see withoutSync).
   raw.exec('PRAGMA synchronous = FULL');

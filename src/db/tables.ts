@@ -28,6 +28,11 @@ export interface ProjectsTable {
   opt_out_keywords?: string | null;
   /** 1: an inbound keyword suppresses its sender; 0: keywords are ignored. */
   opt_out_enabled?: number;
+  // Kept by db/retention.ts (null when the project is created): the project's own, shorter retention.
+  /** How long the project's messages are kept; null: SVC_RETENTION_MESSAGES. */
+  message_retention_ms?: number | null;
+  /** How long the project's webhook deliveries are kept; null: SVC_RETENTION_WEBHOOK_DELIVERIES. */
+  webhook_delivery_retention_ms?: number | null;
 }
 
 export interface ApiKeysTable {
@@ -307,6 +312,17 @@ export interface WorkerHeartbeatsTable {
   claimed_at: number;
 }
 
+/** The purge's bookkeeping: one row, 'purge' (see migration 0016). */
+export interface RetentionStateTable {
+  name: string;
+  /** The worker running the purge; null between runs. */
+  holder: string | null;
+  lease_expires_at: number;
+  next_run_at: number;
+  /** Every hourly counter before this hour has been rolled up into daily rows. */
+  counts_rolled_up_through: number;
+}
+
 export interface Tables {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
@@ -327,4 +343,5 @@ export interface Tables {
   send_rate_windows: SendRateWindowsTable;
   worker_heartbeats: WorkerHeartbeatsTable;
   provider_accounts: ProviderAccountsTable;
+  retention_state: RetentionStateTable;
 }

@@ -22,3 +22,11 @@ export function parseSchedule(text: string): number[] {
 export function withJitter(base: number, ratio: number, random: () => number = Math.random): number {
   return Math.max(0, Math.round(base * (1 + (random() * 2 - 1) * ratio)));
 }
+
+/** A duration as operators write it, in the largest unit that divides it: 400d, 90m, 1500ms. */
+export function formatDuration(ms: number): string {
+  for (const unit of ['d', 'h', 'm', 's'] as const) {
+    if (ms % UNIT_MS[unit]! === 0) return `${ms / UNIT_MS[unit]!}${unit}`;
+  }
+  return `${ms}ms`;
+}

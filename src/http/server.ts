@@ -15,6 +15,7 @@ import { suppressionRoutes } from './routes/suppressions.ts';
 import { templatePreviewRoutes } from './routes/templatePreview.ts';
 import { healthRoutes } from './routes/health.ts';
 import { projectRoutes } from './routes/projects.ts';
+import { projectRetentionRoutes } from './routes/projectRetention.ts';
 import { templateRoutes } from './routes/templates.ts';
 import { testHelperRoutes } from './routes/testHelpers.ts';
 import { providerCredentialRoutes } from './routes/providerCredentials.ts';
@@ -186,6 +187,7 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
   await app.register(async (scope) => projectErasureRoutes(scope, ctx));
   await app.register(async (scope) => providerCredentialRoutes(scope, ctx));
   await app.register(async (scope) => webhookSecretRoutes(scope, ctx));
+  await app.register(async (scope) => projectRetentionRoutes(scope, ctx));
   await app.register(async (scope) => apiKeyRoutes(scope, ctx));
   await app.register(async (scope) => templateRoutes(scope, ctx));
   await app.register(async (scope) => testHelperRoutes(scope, ctx));

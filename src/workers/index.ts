@@ -7,6 +7,7 @@ import { WorkerLoop } from './loop.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { createMaintenanceJob } from './maintenance.ts';
 import { createProviderAccountJob } from './providerAccounts.ts';
+import { createRetentionJob } from './retention.ts';
 import { createSendRateGate } from './sendRate.ts';
 import { createTemplateReviewJob } from './templateReview.ts';
 import type { Notifier } from './notifier.ts';
@@ -47,5 +48,7 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
   const providerAccounts = new WorkerLoop(createProviderAccountJob(deps), logger, { pollMs: 60_000 });
   // Meta's throughput webhook makes an account due: its number is read again within seconds.
   notifier.on('accounts', () => providerAccounts.wake());
-  return [dispatch, maintenance, templateReview, webhooks, providerAccounts];
+  // Data past its retention, beside the maintenance job (same processes, its own loop and pace).
+  const retention = new WorkerLoop(createRetentionJob(deps), logger, { pollMs: 60_000 });
+  return [dispatch, maintenance, templateReview, webhooks, providerAccounts, retention];
 }

@@ -154,6 +154,18 @@ const ENDPOINTS: Endpoint[] = [
   },
   { method: 'GET', path: '/v1/projects/me/webhook-secret' },
   { method: 'POST', path: '/v1/projects/me/webhook-secret/rotate', body: fc.oneof(fc.constant({}), fc.jsonValue({ maxDepth: 1 })) },
+  { method: 'GET', path: '/v1/projects/me/retention' },
+  {
+    method: 'PUT',
+    path: '/v1/projects/me/retention',
+    body: fc.record(
+      {
+        messages: maybe(fc.constantFrom('30s', '15m', '12h', '90d', '400d', '401d', '0s', '1.5h', 'soon', null)),
+        webhookDeliveries: maybe(fc.constantFrom('1s', '7d', '30d', '31d', '-1d', null)),
+      },
+      { requiredKeys: [] },
+    ),
+  },
   { method: 'POST', path: '/v1/api-keys', body: fc.record({ name: maybe(fc.string({ minLength: 1, maxLength: 20 })) }) },
   { method: 'GET', path: '/v1/api-keys', query: listQuery({}) },
   { method: 'DELETE', path: '/v1/api-keys/:id', resource: 'key' },
