@@ -19,7 +19,7 @@ function newId(prefix: IdPrefix, at: number): string {
   return idLowerBound(prefix, at) + String(++serial).padStart(16, '0');
 }
 function newUuid7(at: number): string {
-  return uuid7LowerBound(at).slice(0, -12) + String(++serial).padStart(12, '0');
+  return `${uuid7LowerBound(at)}-7000-8000-${String(++serial).padStart(12, '0')}`;
 }
 const T0 = Date.UTC(2026, 0, 1); // a day start: the data's time
 const RETENTION: Omit<RetentionConfig, 'intervalMs'> = {
