@@ -46,6 +46,8 @@ export async function eraseProject(
   // the events erased are the other ones, plus one QUEUED per message.
   await db.deleteFrom('message_events').where('project_id', '=', projectId).where('status', '=', 'QUEUED').execute();
   const laterEvents = await db.deleteFrom('message_events').where('project_id', '=', projectId).executeTakeFirst();
+  // Replies go with their messages (no foreign key: see migration 0013).
+  await db.deleteFrom('message_replies').where('project_id', '=', projectId).execute();
   const messages = await db.deleteFrom('messages').where('project_id', '=', projectId).executeTakeFirst();
 
   const deliveryIds = db.selectFrom('webhook_deliveries').select('id').where('project_id', '=', projectId);

@@ -18,6 +18,7 @@ export type PurgedCounts = Partial<Record<PurgedKind, number>>;
 export type PurgedKind =
   | 'messages'
   | 'message_events'
+  | 'message_replies'
   | 'webhook_deliveries'
   | 'webhook_attempts'
   | 'sandbox_submissions'
@@ -109,11 +110,13 @@ export async function purgeMessagesStep(db: Db, dialect: DialectName, bounds: Pa
     const attempts = deliveryIds.length === 0 ? { numDeletedRows: 0n } : await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveryIds).executeTakeFirst();
     const deliveries = deliveryIds.length === 0 ? { numDeletedRows: 0n } : await trx.deleteFrom('webhook_deliveries').where('id', 'in', deliveryIds).executeTakeFirst();
     const events = await trx.deleteFrom('message_events').where('message_id', 'in', ids).executeTakeFirst();
+    const replies = await trx.deleteFrom('message_replies').where('message_id', 'in', ids).executeTakeFirst();
     const sandbox = await trx.deleteFrom('sandbox_submissions').where('message_id', 'in', ids).executeTakeFirst();
     const messages = await trx.deleteFrom('messages').where('id', 'in', ids).executeTakeFirst();
     return {
       messages: rows(messages),
       message_events: rows(events),
+      message_replies: rows(replies),
       webhook_deliveries: rows(deliveries),
       webhook_attempts: rows(attempts),
       sandbox_submissions: rows(sandbox),

@@ -3,8 +3,9 @@ import type { Kysely } from 'kysely';
 // Issue 21's replies and opt-outs (CONTRACT §9).
 //
 // - message_replies: what a recipient answered to one of the project's messages (a quick-reply tap
-//   or a text in reply to it). A row lives as long as its message: it goes with it (foreign key,
-//   cascade) and with the project's erasure. Meta retries a notification until it is
+//   or a text in reply to it). A row lives as long as its message: the retention purge deletes it
+//   with its message, and erasure with its project (no foreign key: on PostgreSQL a message's id
+//   alone is not a unique key since 0011). Meta retries a notification until it is
 //   acknowledged: the provider's id of the inbound message is unique per project, so a retry
 //   records nothing twice.
 // - projects.opt_out_keywords / opt_out_enabled: the project's opt-out keywords (JSON array; null:
@@ -16,7 +17,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable('message_replies')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('project_id', 'text', (c) => c.notNull())
-    .addColumn('message_id', 'text', (c) => c.notNull().references('messages.id').onDelete('cascade'))
+    .addColumn('message_id', 'text', (c) => c.notNull())
     .addColumn('provider_reply_id', 'text', (c) => c.notNull())
     .addColumn('type', 'text', (c) => c.notNull())
     .addColumn('text', 'text', (c) => c.notNull())
