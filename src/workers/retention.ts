@@ -90,17 +90,40 @@ export function startPurgeRun(
     const deliveriesCutoff = now - retention.webhookDeliveriesMs;
     const own = await projectsWithOwnRetention(db);
 
-    // The operator's retention for everyone, then each project's shorter one on its own rows.
-    yield* pass('messages', (b) => unsynced((db) => purgeMessagesStep(db, dialect, b)), messagesCutoff);
-    for (const project of own) {
-      if (project.message_retention_ms === null) continue;
-      yield* pass('messages', (b) => unsynced((db) => purgeMessagesStep(db, dialect, b)), now - project.message_retention_ms, project.id);
-    }
-    yield* pass('webhook_deliveries', (b) => unsynced((db) => purgeDeliveriesStep(db, dialect, b)), deliveriesCutoff);
-    for (const project of own) {
-      const ms = Math.min(project.webhook_delivery_retention_ms ?? Infinity, project.message_retention_ms ?? Infinity);
-      if (ms === Infinity || ms >= retention.webhookDeliveriesMs) continue;
-      yield* pass('webhook_deliveries', (b) => unsynced((db) => purgeDeliveriesStep(db, dialect, b)), now - ms, project.id);
+    const messagesStep = (b: PassBounds) => unsynced((db) => purgeMessagesStep(db, dialect, b));
+    const deliveriesStep = (b: PassBounds) => unsynced((db) => purgeDeliveriesStep(db, dialect, b));
+    const deliveriesCutoffOf = (project: (typeof own)[number] | undefined) => {
+      const ms = Math.min(project?.webhook_delivery_retention_ms ?? Infinity, project?.message_retention_ms ?? Infinity);
+      return ms === Infinity || ms >= retention.webhookDeliveriesMs ? deliveriesCutoff : now - ms;
+    };
+    if (dialect === 'postgres') {
+      // PostgreSQL keys messages and deliveries by (project_id, id) and has no ordered index on id
+      // alone (migration 0011): a pass walks one project's oldest rows at a time, each project with
+      // its own retention or the operator's.
+      const ownById = new Map(own.map((project) => [project.id, project]));
+      for (let afterProject = ''; ; ) {
+        const projects = await projectIdsAfter(db, afterProject, PROJECTS_PER_COUNTS_STEP);
+        for (const projectId of projects) {
+          const project = ownById.get(projectId);
+          const messagesMs = project?.message_retention_ms ?? null;
+          yield* pass('messages', messagesStep, messagesMs === null ? messagesCutoff : now - messagesMs, projectId);
+          yield* pass('webhook_deliveries', deliveriesStep, deliveriesCutoffOf(project), projectId);
+        }
+        if (projects.length < PROJECTS_PER_COUNTS_STEP) break;
+        afterProject = projects.at(-1)!;
+      }
+    } else {
+      // The operator's retention for everyone, then each project's shorter one on its own rows.
+      yield* pass('messages', messagesStep, messagesCutoff);
+      for (const project of own) {
+        if (project.message_retention_ms === null) continue;
+        yield* pass('messages', messagesStep, now - project.message_retention_ms, project.id);
+      }
+      yield* pass('webhook_deliveries', deliveriesStep, deliveriesCutoff);
+      for (const project of own) {
+        const cutoff = deliveriesCutoffOf(project);
+        if (cutoff !== deliveriesCutoff) yield* pass('webhook_deliveries', deliveriesStep, cutoff, project.id);
+      }
     }
     yield* pass('batches', (b) => unsynced((db) => purgeBatchesStep(db, b)), messagesCutoff);
     for (const project of own) {

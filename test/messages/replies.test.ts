@@ -39,7 +39,7 @@ for (const kind of databaseKinds()) {
       const sender = await createSender(server);
       const [template] = (await server.call('GET', '/v1/templates', { key: sender.key })).body;
       await addQuickReplies(server, template.id, ['Yes, confirm', 'Reschedule', 'Stop promotions'], [
-        { type: 'URL', text: 'Track', url: 'https://example.com/t/{{1}}' },
+        { type: 'URL', text: 'Track', url: 'https://example.com/track' },
       ]);
       return { ...sender, templateId: template.id };
     }

@@ -117,7 +117,7 @@ for (const kind of databaseKinds()) {
         assert.equal(session.authorization, `Bearer ${TOKEN}`);
         const [upload] = fake.of('upload');
         assert.ok(upload);
-        assert.match(upload.path, /^\/v23\.0\/upload:/);
+        assert.match(upload.path, new RegExp(`^/${DEFAULT_GRAPH_VERSION}/upload:`));
         assert.ok(upload.query.get('sig'), 'the upload id is used as Meta gives it, signature included');
         assert.equal(upload.authorization, `OAuth ${TOKEN}`);
         assert.equal(upload.headers.file_offset, '0');
