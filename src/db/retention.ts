@@ -258,16 +258,7 @@ export async function compactCountsStep(
       if (total) total.count += Number(row.count);
       else byDay.set(key, { hour: day, status: row.status, template: row.template, language: row.language, count: Number(row.count) });
     }
-    for (const row of found) {
-      await trx
-        .deleteFrom('message_counts')
-        .where('project_id', '=', projectId)
-        .where('hour', '=', row.hour)
-        .where('status', '=', row.status)
-        .where('template', '=', row.template)
-        .where('language', '=', row.language)
-        .execute();
-    }
+    await deleteCountRows(trx, projectId, found);
     // In key order, as every writer of counters upserts: no two transactions wait in a cycle.
     const days = [...byDay.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
     for (let i = 0; i < days.length; i += 500) {
@@ -287,16 +278,7 @@ export async function compactCountsStep(
       .orderBy('hour')
       .limit(window.limit);
     const old = await expired.execute();
-    for (const row of old) {
-      await trx
-        .deleteFrom('message_counts')
-        .where('project_id', '=', projectId)
-        .where('hour', '=', row.hour)
-        .where('status', '=', row.status)
-        .where('template', '=', row.template)
-        .where('language', '=', row.language)
-        .execute();
-    }
+    await deleteCountRows(trx, projectId, old);
     return {
       deleted: { message_counts_rolled_up: found.length, message_counts: old.length },
       more: found.length === window.limit || old.length === window.limit,
@@ -397,4 +379,22 @@ export async function enableSqliteIncrementalVacuum(db: Db): Promise<boolean> {
   await sql`pragma auto_vacuum = incremental`.execute(db);
   await sql`vacuum`.execute(db);
   return true;
+}
+
+/** Deletes these counter rows of the project, each by its primary key. */
+async function deleteCountRows(
+  trx: Db,
+  projectId: string,
+  rows: readonly { hour: number; status: string; template: string; language: string }[],
+): Promise<void> {
+  for (const row of rows) {
+    await trx
+      .deleteFrom('message_counts')
+      .where('project_id', '=', projectId)
+      .where('hour', '=', row.hour)
+      .where('status', '=', row.status)
+      .where('template', '=', row.template)
+      .where('language', '=', row.language)
+      .execute();
+  }
 }

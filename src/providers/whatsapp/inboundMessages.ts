@@ -1,29 +1,14 @@
 import { e164Of, type InboundMessage, type MarketingPreference, MAX_REPLY_TEXT, type Reply } from '../../domain/inboundMessages.ts';
 import { MAX_CLOCK_SKEW_MS } from '../../domain/reportedTime.ts';
+import { type Json, object, objects, text } from './json.ts';
 
 // Meta's webhook, the recipients' side: the `messages` field's inbound `messages` (webhooks
 // reference, messages: text, button, interactive) and the `user_preferences` field (marketing
 // messages stopped or resumed). Pure: no I/O. Statuses stay with webhook.ts.
 
-type Json = Record<string, unknown>;
-
 export interface InboundReports {
   messages: InboundMessage[];
   preferences: MarketingPreference[];
-}
-
-function objects(value: unknown): Json[] {
-  return Array.isArray(value) ? value.filter((item): item is Json => item !== null && typeof item === 'object' && !Array.isArray(item)) : [];
-}
-
-function object(value: unknown): Json | undefined {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
-}
-
-function text(value: unknown): string | undefined {
-  if (typeof value === 'string' && value !== '') return value;
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
-  return undefined;
 }
 
 /** Unix seconds (a string in messages, a number in user_preferences); now when missing, unreadable or ahead. */

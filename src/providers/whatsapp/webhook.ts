@@ -3,6 +3,7 @@ import { pricingOf } from '../../domain/pricing.ts';
 import { MAX_CLOCK_SKEW_MS } from '../../domain/reportedTime.ts';
 import type { ProviderError, ProviderReport } from '../provider.ts';
 import { rejectionReason } from './payloads.ts';
+import { type Json, object, objects, text } from './json.ts';
 
 // Meta's webhook: the signature check and the payload → reports mapping. Pure: no I/O. Fields
 // (webhooks reference): messages (statuses), message_template_status_update,
@@ -52,22 +53,6 @@ export function signatureOf(rawBody: Buffer | string, appSecret: string): string
 }
 
 const MESSAGE_STATUSES = { sent: 'SENT', delivered: 'DELIVERED', read: 'READ', failed: 'FAILED' } as const;
-
-type Json = Record<string, unknown>;
-
-function objects(value: unknown): Json[] {
-  return Array.isArray(value) ? value.filter((item): item is Json => item !== null && typeof item === 'object') : [];
-}
-
-function object(value: unknown): Json | undefined {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
-}
-
-function text(value: unknown): string | undefined {
-  if (typeof value === 'string' && value !== '') return value;
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
-  return undefined;
-}
 
 /** An announced change takes effect within a day (Meta: 24 hours); a week is the most believed. */
 const MAX_ANNOUNCED_AHEAD_MS = 7 * 24 * 3600_000;
