@@ -17,7 +17,6 @@ import { createWorkers } from './workers/index.ts';
 import { registerMessageQueueMetrics } from './workers/messageQueueHealth.ts';
 import { Notifier } from './workers/notifier.ts';
 import { createProviderInbound } from './workers/providerReports.ts';
-import { configureAutoSuppression } from './sending/autoSuppress.ts';
 
 export interface AppOptions {
   role?: Role;
@@ -55,9 +54,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const encryptionKey = resolveEncryptionKey(config.encryptionKey, database.sqlitePath, logger);
     const metrics = createMetricsRegistry();
     const notifier = new Notifier(database, logger);
-    configureAutoSuppression(notifier, config.autoSuppress);
     const provider = createProvider(config, database, notifier, logger);
-    const inbound = createProviderInbound({ database, notifier, logger });
+    const inbound = createProviderInbound({ database, notifier, logger, autoSuppress: config.autoSuppress });
     const keyUsage = new KeyUsageRecorder(database, logger);
     const ctx: HttpContext = {
       config,

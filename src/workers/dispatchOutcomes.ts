@@ -5,8 +5,7 @@ import { withJitter } from '../domain/durations.ts';
 import { transitionsFor } from '../domain/messageStatus.ts';
 import type { SendOutcome } from '../providers/provider.ts';
 import { heldMessagesCounter } from './heldMessages.ts';
-import type { Notifier } from './notifier.ts';
-import { type MessageUpdate, recordStatusChanges, type StatusChange } from './statusChanges.ts';
+import { type MessageUpdate, recordStatusChanges, type StatusChange, type StatusRecording } from './statusChanges.ts';
 
 const JITTER = 0.1;
 
@@ -22,13 +21,13 @@ interface Submitted {
  */
 export class OutcomeRecorder {
   readonly #database: Database;
-  readonly #notifier: Notifier;
+  readonly #recording: StatusRecording;
   readonly #retryScheduleMs: readonly number[];
   readonly #committer: GroupCommitter<Submitted, boolean>;
 
-  constructor(database: Database, notifier: Notifier, retryScheduleMs: readonly number[]) {
+  constructor(database: Database, recording: StatusRecording, retryScheduleMs: readonly number[]) {
     this.#database = database;
-    this.#notifier = notifier;
+    this.#recording = recording;
     this.#retryScheduleMs = retryScheduleMs;
     // Synced: an outcome lost with the machine would be a message sent twice to a person, and the
     // duplicate window must stay "between the provider's acceptance and our commit".
@@ -37,7 +36,7 @@ export class OutcomeRecorder {
 
   async record(message: MessageRow, outcome: SendOutcome): Promise<void> {
     const webhooks = await this.#committer.submit({ message, outcome });
-    if (webhooks) this.#notifier.wakeLocal('webhooks');
+    if (webhooks) this.#recording.notifier.wakeLocal('webhooks');
   }
 
   async #commit(trx: Db, items: Submitted[]): Promise<boolean[]> {
@@ -103,7 +102,7 @@ export class OutcomeRecorder {
       }
       changes.push({ message, transitions: ['FAILED'], occurredAt: now, error: outcome.error, alsoSet: { attempts } });
     }
-    const webhooks = await recordStatusChanges(trx, dialect, this.#notifier, changes, now, updates);
+    const webhooks = await recordStatusChanges(trx, this.#recording, changes, now, updates);
     return items.map(() => webhooks);
   }
 }

@@ -23,7 +23,7 @@ import {
   type Step,
   takePurgeLease,
 } from '../db/retention.ts';
-import type { WorkerDeps } from './index.ts';
+import type { WorkerDeps } from './deps.ts';
 import type { Job } from './loop.ts';
 
 /** One step of a run, as recorded: the pass, the project it was limited to, what it removed. */

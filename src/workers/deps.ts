@@ -1,0 +1,27 @@
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { Provider } from '../providers/provider.ts';
+import type { Notifier } from './notifier.ts';
+
+// What the workers and the provider's reports are given by the composition root (app.ts). In a
+// file of their own, so the modules that take them never import the modules that build them.
+
+export interface WorkerDeps {
+  config: Config;
+  database: Database;
+  logger: Logger;
+  metrics: Registry;
+  provider: Provider;
+  notifier: Notifier;
+  encryptionKey: Buffer;
+}
+
+export interface ReportDeps {
+  database: Database;
+  notifier: Notifier;
+  logger: Logger;
+  /** SVC_AUTO_SUPPRESS (sending/autoSuppress.ts); off when not given, as documented. */
+  autoSuppress?: boolean;
+}
