@@ -252,7 +252,7 @@ export async function listWebhookDeliveries(
 ): Promise<DeliveryWithAttempts[]> {
   let query = db.selectFrom('webhook_deliveries').selectAll().where('project_id', '=', projectId);
   if (filter.before !== undefined) query = query.where('id', '<', filter.before);
-  // Failed and pending deliveries each have a partial index in id order (migrations 0011, 0019);
+  // Failed and pending deliveries each have a partial index in id order (migrations 0014_keyed_by_project, 0019);
   // a planner uses one only for a literal condition, as its own, never for a parameter. A
   // delivery is pending exactly while it is due (due_at set), the pending index's condition.
   if (filter.status === 'failed') query = query.where(sql<boolean>`status = 'failed'`);

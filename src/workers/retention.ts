@@ -98,7 +98,7 @@ export function startPurgeRun(
     };
     if (dialect === 'postgres') {
       // PostgreSQL keys messages and deliveries by (project_id, id) and has no ordered index on id
-      // alone (migration 0011): a pass walks one project's oldest rows at a time, each project with
+      // alone (migration 0014_keyed_by_project): a pass walks one project's oldest rows at a time, each project with
       // its own retention or the operator's.
       const ownById = new Map(own.map((project) => [project.id, project]));
       for (let afterProject = ''; ; ) {
