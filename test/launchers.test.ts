@@ -69,6 +69,8 @@ interface Launched {
   readonly child: ChildProcess;
   output(): string;
   exited: Promise<number | null>;
+  /** Both output pipes closed: everything written has been read. */
+  ended: Promise<void>;
 }
 
 /** Starts `command` in a process group of its own, as a terminal or process manager would. */
@@ -83,7 +85,9 @@ function launch(command: string, args: string[], env: Record<string, string>): L
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = once(child, 'exit').then(([code]) => code as number | null);
-  return { child, output: () => output, exited };
+  // Output ends when every process holding the pipes has closed them: the launcher and svc.
+  const ended = Promise.all([once(child.stdout!, 'close'), once(child.stderr!, 'close')]).then(() => undefined);
+  return { child, output: () => output, exited, ended };
 }
 
 /** A loopback port free now, with the two after it free too (PORT, PORT+1, PORT+2). */
@@ -141,6 +145,8 @@ describe('svc stops with its launcher (SIGTERM)', () => {
         const code = await started.exited;
         if (launcher.exitCode !== undefined) assert.equal(code, launcher.exitCode, started.output());
         await until('every svc process to be gone', () => service.every((pid) => !alive(pid)));
+        // What svc wrote last may still be on its way through the pipe.
+        await started.ended;
         assert.match(started.output(), /"signal":"SIGTERM","msg":"shutting down"/, 'svc shut down as asked, not killed');
       } finally {
         for (const pid of descendants(started.child.pid!)) process.kill(pid, 'SIGKILL');
