@@ -45,7 +45,7 @@ describe('GET /docs', () => {
       });
       await page.route((url) => !url.href.startsWith(server.url) && url.protocol !== 'data:', (route) => route.abort());
       await page.goto(`${server.url}/docs/`);
-      await page.getByText('Create a project and its first API key').first().waitFor({ timeout: 15_000 });
+      await page.getByText('Create a project').first().waitFor({ timeout: 15_000 });
       await page.waitForLoadState('networkidle');
       assert.deepEqual(outside, []);
     } finally {

@@ -1,6 +1,8 @@
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { Config } from '../../config.ts';
+import { codeSamplesOf } from './codeSamples.ts';
 import { collapseLiteralUnions } from './enums.ts';
+import { OPERATION_EXAMPLES } from './examples.ts';
 import { INTRODUCTION, TAG_DESCRIPTIONS } from './introduction.ts';
 import { nameSchemas } from './namedSchemas.ts';
 import { OPERATION_IDS } from './operationIds.ts';
@@ -39,14 +41,31 @@ function finishOperation(method: string, path: string, operation: Json): void {
   }
   const responses = (operation.responses ??= {}) as Json;
   const authenticated = (operation.security as unknown[]).length > 0;
+  const paged = parameters.some((parameter) => parameter.in === 'query' && parameter.name === 'cursor');
+  addExamples(operation);
   finishResponses(responses, {
     authenticated,
     rateLimited: authenticated || '429' in responses,
     // Fastify reads a body on these methods whether or not the route takes one: 413 and 415 apply.
     hasBody: BODY_METHODS.includes(method),
-    paged: parameters.some((parameter) => parameter.in === 'query' && parameter.name === 'cursor'),
+    paged,
     idempotent: parameters.some((parameter) => parameter.in === 'header' && parameter.name.toLowerCase() === 'idempotency-key'),
   });
+  const samples = codeSamplesOf(method, path, operation.operationId as string, { paged, authenticated });
+  if (samples.length > 0) operation['x-codeSamples'] = samples;
+}
+
+/** The operation's request and answer examples (examples.ts), on their JSON media types. */
+function addExamples(operation: Json): void {
+  const examples = OPERATION_EXAMPLES[operation.operationId as string];
+  if (examples === undefined) return;
+  const json = (holder: unknown) => (isObject(holder) && isObject(holder.content) ? holder.content['application/json'] : undefined);
+  const body = json(operation.requestBody);
+  if (isObject(body) && examples.request !== undefined) body.example = structuredClone(examples.request);
+  for (const [status, example] of Object.entries(examples.responses ?? {})) {
+    const media = json((operation.responses as Json)[status]);
+    if (isObject(media)) media.example = structuredClone(example);
+  }
 }
 
 /** Drops shared definitions nothing refers to (linters flag unused components). */
