@@ -7186,6 +7186,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "message.sent",
+                 *       "message_id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "to": "+5511987654321",
+                 *       "template": "order_update",
+                 *       "status": "SENT",
+                 *       "provider_message_id": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessageWebhookPayload"];
             };
         };
@@ -7230,6 +7241,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "message.delivered",
+                 *       "message_id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "to": "+5511987654321",
+                 *       "template": "order_update",
+                 *       "status": "DELIVERED",
+                 *       "provider_message_id": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessageWebhookPayload"];
             };
         };
@@ -7274,6 +7296,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "message.read",
+                 *       "message_id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "to": "+5511987654321",
+                 *       "template": "order_update",
+                 *       "status": "READ",
+                 *       "provider_message_id": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessageWebhookPayload"];
             };
         };
@@ -7318,6 +7351,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "message.failed",
+                 *       "message_id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "to": "+5511987654321",
+                 *       "template": "order_update",
+                 *       "status": "FAILED",
+                 *       "provider_message_id": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "error": {
+                 *         "code": "131026",
+                 *         "title": "Message undeliverable",
+                 *         "message": "Message undeliverable."
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessageWebhookPayload"];
             };
         };
@@ -7362,6 +7411,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "message.canceled",
+                 *       "message_id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "to": "+5511987654321",
+                 *       "template": "order_update",
+                 *       "status": "CANCELED",
+                 *       "provider_message_id": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessageWebhookPayload"];
             };
         };
@@ -7406,6 +7466,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "message.replied",
+                 *       "event_id": "evt_01jd2k3m4n5p6q7r8s9t0v1w2r",
+                 *       "message_id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "to": "+5511987654321",
+                 *       "template": "order_update",
+                 *       "reply": {
+                 *         "type": "button",
+                 *         "text": "Track my order",
+                 *         "payload": "track-1001"
+                 *       },
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessageReplyWebhookPayload"];
             };
         };
@@ -7450,6 +7525,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.approved",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "APPROVED"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -7494,6 +7583,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.rejected",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "REJECTED",
+                 *         "providerStatus": "REJECTED",
+                 *         "rejectionReason": "INVALID_FORMAT: The body has a placeholder at its start."
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -7538,6 +7642,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.paused",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "PAUSED",
+                 *         "reason": "Low quality: recipients blocked or reported it."
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -7582,6 +7701,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.flagged",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "FLAGGED"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -7626,6 +7759,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.locked",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "LOCKED"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -7670,6 +7817,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.disabled",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "DISABLED",
+                 *         "reason": "Paused too often for low quality."
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -7714,6 +7876,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.deleted",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "DELETED"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -7758,6 +7934,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.pending_deletion",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "PENDING_DELETION"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -7802,6 +7992,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.archived",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "ARCHIVED"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -7846,6 +8050,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.limit_exceeded",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "LIMIT_EXCEEDED"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -7890,6 +8108,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.in_appeal",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "IN_APPEAL"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -7934,6 +8166,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "webhook.test",
+                 *       "event_id": "evt_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "endpoint_id": "we_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                 *     }
+                 */
                 "application/json": components["schemas"]["WebhookTestPayload"];
             };
         };

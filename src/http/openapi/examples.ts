@@ -5,6 +5,18 @@
 // validates each one against its schema with the server's own validator, and sends the request
 // bodies to a live svc, so an example cannot drift from what the API takes and gives.
 
+import {
+  MESSAGE_EVENTS,
+  REPLY_EVENT,
+  replyWebhookPayload,
+  TEMPLATE_EVENTS,
+  type TemplateEvent,
+  templateWebhookPayload,
+  testWebhookPayload,
+  webhookPayload,
+  type WebhookStatus,
+} from '../../domain/webhookPayload.ts';
+
 export interface OperationExamples {
   /** Query parameters the call needs (the SDK sample sends them). */
   query?: Record<string, string>;
@@ -419,3 +431,63 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     responses: { '200': [{ id: EVENT_ID, type: 'message.delivered', occurredAt: T2, payload: messageDeliveredPayload }] },
   },
 };
+
+// --- Webhook payloads --------------------------------------------------------------------------
+
+// What a template event carries after each provider status (the template's own status and reason).
+const TEMPLATE_AFTER: Partial<Record<TemplateEvent, { status: 'PENDING' | 'APPROVED' | 'REJECTED'; providerStatus: string; reason: string | null }>> = {
+  'template.approved': { status: 'APPROVED', providerStatus: 'APPROVED', reason: null },
+  'template.rejected': { status: 'REJECTED', providerStatus: 'REJECTED', reason: 'INVALID_FORMAT: The body has a placeholder at its start.' },
+  'template.paused': { status: 'APPROVED', providerStatus: 'PAUSED', reason: 'Low quality: recipients blocked or reported it.' },
+  'template.disabled': { status: 'APPROVED', providerStatus: 'DISABLED', reason: 'Paused too often for low quality.' },
+};
+
+/**
+ * The body svc POSTs for `event`, made by the same functions that build the real deliveries
+ * (src/domain/webhookPayload.ts), so the reference shows exactly what a receiver gets.
+ */
+export function webhookPayloadExample(event: string): unknown {
+  const occurredAt = Date.parse(T2);
+  if (event === REPLY_EVENT) {
+    return JSON.parse(
+      replyWebhookPayload({
+        eventId: 'evt_01jd2k3m4n5p6q7r8s9t0v1w2r',
+        messageId: MESSAGE_ID,
+        to: RECIPIENT,
+        template: 'order_update',
+        reply: { type: 'button', text: 'Track my order', payload: 'track-1001' },
+        occurredAt,
+      }),
+    );
+  }
+  if ((MESSAGE_EVENTS as readonly string[]).includes(event)) {
+    const status = event.slice('message.'.length).toUpperCase() as WebhookStatus;
+    return JSON.parse(
+      webhookPayload({
+        status,
+        messageId: MESSAGE_ID,
+        to: RECIPIENT,
+        template: 'order_update',
+        providerMessageId: PROVIDER_MESSAGE_ID,
+        occurredAt,
+        error: status === 'FAILED' ? { code: '131026', title: 'Message undeliverable', message: 'Message undeliverable.' } : null,
+      }),
+    );
+  }
+  if ((TEMPLATE_EVENTS as readonly string[]).includes(event)) {
+    const providerStatus = event.slice('template.'.length).toUpperCase();
+    const after = TEMPLATE_AFTER[event as TemplateEvent] ?? { status: 'APPROVED', providerStatus, reason: null };
+    return JSON.parse(
+      templateWebhookPayload({
+        event: event as TemplateEvent,
+        eventId: 'tse_01jd2k3m4n5p6q7r8s9t0v1w2x',
+        templateId: TEMPLATE_ID,
+        name: 'order_update',
+        language: 'en_US',
+        ...after,
+        occurredAt,
+      }),
+    );
+  }
+  return JSON.parse(testWebhookPayload({ eventId: EVENT_ID, endpointId: ENDPOINT_ID, occurredAt }));
+}
