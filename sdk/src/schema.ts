@@ -1820,6 +1820,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Bad Request",
+                 *       "status": 400,
+                 *       "code": "bad_request",
+                 *       "detail": "The request has no Host header; HTTP/1.1 requires one.",
+                 *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1830,6 +1840,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Content Too Large",
+                 *       "status": 413,
+                 *       "code": "payload_too_large",
+                 *       "detail": "The request body is too large.",
+                 *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1840,6 +1860,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Unsupported Media Type",
+                 *       "status": 415,
+                 *       "code": "unsupported_media_type",
+                 *       "detail": "Send the request body as application/json.",
+                 *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1853,6 +1883,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Too Many Requests",
+                 *       "status": 429,
+                 *       "code": "rate_limited",
+                 *       "detail": "Too many requests with this API key; retry in 3 s.",
+                 *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1863,6 +1903,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Internal Server Error",
+                 *       "status": 500,
+                 *       "code": "internal_error",
+                 *       "detail": "Something went wrong on our side; quote the requestId.",
+                 *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1874,6 +1924,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Service Unavailable",
+                 *       "status": 503,
+                 *       "code": "unavailable",
+                 *       "detail": "The database is not reachable right now; retry shortly.",
+                 *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1965,6 +2025,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1976,6 +2046,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "detail": "The database is not reachable right now; retry shortly.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2073,6 +2153,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2088,6 +2178,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "code": "rate_limited",
+                     *       "detail": "Too many requests with this API key; retry in 3 s.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2100,6 +2200,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2158,6 +2268,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2171,6 +2291,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2252,6 +2382,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2267,6 +2407,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2363,6 +2513,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2377,6 +2537,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "provider_credentials_rejected",
+                     *       "detail": "The provider refused the access token (Meta error 190: invalid OAuth access token). Nothing was saved.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2390,6 +2560,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2403,6 +2583,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "detail": "The database is not reachable right now; retry shortly.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2446,6 +2636,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2459,6 +2659,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2516,6 +2726,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2531,6 +2751,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2610,6 +2840,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2623,6 +2863,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2728,6 +2978,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2743,6 +3003,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2796,6 +3066,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2807,6 +3094,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2820,6 +3117,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2890,6 +3197,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2902,6 +3219,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "api_key_limit_reached",
+                     *       "detail": "The project already has 100 active API keys, the most it may hold; revoke one first.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2917,6 +3244,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2965,6 +3302,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2977,6 +3324,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2989,6 +3346,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "last_active_key",
+                     *       "detail": "This is the project’s only active key; create another first.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3004,6 +3371,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3090,6 +3467,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3101,6 +3495,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3114,6 +3518,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3337,6 +3751,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3349,6 +3773,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "template_exists",
+                     *       "detail": "A template named 'order_update' in en_US is already registered; use another name or language, or delete it first.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3363,6 +3797,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "provider_setup_incomplete",
+                     *       "detail": "Templates cannot reach the provider yet: the WhatsApp Business Account id is unknown.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3376,6 +3820,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3456,6 +3910,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3468,6 +3932,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3481,6 +3955,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3693,6 +4177,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3705,6 +4199,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3720,6 +4224,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3733,6 +4247,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "detail": "The database is not reachable right now; retry shortly.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3837,6 +4361,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3849,6 +4383,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3861,6 +4405,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "template_not_pending",
+                     *       "detail": "The template is already APPROVED; it cannot be reviewed again as REJECTED.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3876,6 +4430,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3974,6 +4538,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3986,6 +4560,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3998,6 +4582,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "invalid_status_transition",
+                     *       "detail": "The message was canceled before it was sent; nobody can reply to it.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4013,6 +4607,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4114,6 +4718,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4126,6 +4740,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4138,6 +4762,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "invalid_status_transition",
+                     *       "detail": "The message was canceled before it was sent; nobody can reply to it.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4153,6 +4787,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4243,6 +4887,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4254,6 +4915,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4267,6 +4938,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4412,6 +5093,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4424,6 +5115,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "idempotency_request_in_progress",
+                     *       "detail": "Retry this request shortly.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4451,6 +5152,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4464,6 +5175,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "detail": "The database is not reachable right now; retry shortly.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4532,6 +5253,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4544,6 +5275,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4556,6 +5297,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "message_not_cancelable",
+                     *       "detail": "The message is SENT: it was submitted already and cannot be canceled.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4571,6 +5322,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4646,6 +5407,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4658,6 +5429,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4671,6 +5452,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4757,6 +5548,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4769,6 +5570,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4782,6 +5593,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5034,6 +5855,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5046,6 +5877,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "idempotency_request_in_progress",
+                     *       "detail": "Retry this request shortly.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5058,6 +5899,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Content Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is too large.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5084,6 +5935,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5097,6 +5958,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "detail": "The database is not reachable right now; retry shortly.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5157,6 +6028,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5168,6 +6056,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5181,6 +6079,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5236,6 +6144,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5248,6 +6166,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5261,6 +6189,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5314,6 +6252,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5325,6 +6280,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5338,6 +6303,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5430,6 +6405,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5445,6 +6430,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5493,6 +6488,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5504,6 +6516,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5516,6 +6538,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5529,6 +6561,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5566,6 +6608,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5577,6 +6636,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5589,6 +6658,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5604,6 +6683,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5665,6 +6754,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5678,6 +6777,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5768,6 +6877,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5783,6 +6902,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5907,6 +7036,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5919,6 +7058,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5933,6 +7082,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "template_variables_mismatch",
+                     *       "detail": "Template 'order_update' (en_US) needs variables 1, 2 and headerVariables 1.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5946,6 +7105,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6022,6 +7191,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6033,6 +7219,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6046,6 +7242,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6108,6 +7314,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6120,6 +7336,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6133,6 +7359,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6202,6 +7438,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6216,6 +7462,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "invalid_time_range",
+                     *       "detail": "since must be at most 7 days ago.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6229,6 +7485,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6292,6 +7558,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6304,6 +7580,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6319,6 +7605,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6378,6 +7674,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6389,6 +7702,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6402,6 +7725,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6496,6 +7829,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6508,6 +7851,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "webhook_endpoint_limit_reached",
+                     *       "detail": "The project already has 20 webhook endpoints, the most it may hold; delete one first.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6522,6 +7875,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "webhook_event_unknown",
+                     *       "detail": "Unknown event type: message.exploded.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/events/0",
+                     *           "code": "unknown_event",
+                     *           "message": "'message.exploded' is not an event type."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6535,6 +7905,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6588,6 +7968,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6600,6 +7990,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6613,6 +8013,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6649,6 +8059,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6661,6 +8081,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6676,6 +8106,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6764,6 +8204,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6776,6 +8226,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6790,6 +8250,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "webhook_event_unknown",
+                     *       "detail": "Unknown event type: message.exploded.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/events/0",
+                     *           "code": "unknown_event",
+                     *           "message": "'message.exploded' is not an event type."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6803,6 +8280,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6849,6 +8336,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6861,6 +8358,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6873,6 +8380,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "webhook_endpoint_disabled",
+                     *       "detail": "The webhook endpoint is disabled; enable it to send it a test event.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6888,6 +8405,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6985,6 +8512,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6996,6 +8540,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7008,6 +8562,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "invalid_time_range",
+                     *       "detail": "since must be at most 7 days ago.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7021,6 +8585,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7132,6 +8706,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7143,6 +8734,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7156,6 +8757,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };

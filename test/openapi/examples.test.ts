@@ -26,6 +26,7 @@ before(async () => {
   for (const [event, item] of Object.entries(document.webhooks as Json)) operations.push({ at: `webhook ${event}`, operation: item.post });
 });
 
+const find = (operationId: string): Json => operations.find(({ operation }) => operation.operationId === operationId)!.operation;
 const resolve = (node: Json): Json => {
   if (typeof node?.$ref !== 'string') return node;
   const [, , kind, name] = node.$ref.split('/') as string[];
@@ -59,6 +60,9 @@ describe('the examples of the API reference', () => {
       for (const [status, response] of Object.entries(operation.responses as Json)) {
         const media = resolve(response).content?.['application/json'];
         if (/^2/.test(status) && media && media.example === undefined) missing.push(`${at} ${status}`);
+        // Every error answer shows the problem details of each code it can carry.
+        const problem = resolve(response).content?.['application/problem+json'];
+        if (problem && problem.example === undefined && problem.examples === undefined) missing.push(`${at} ${status} problem`);
       }
     }
     assert.deepEqual(missing, [], 'add them to src/http/openapi/examples.ts');
@@ -70,17 +74,23 @@ describe('the examples of the API reference', () => {
     for (const { at, operation } of operations) {
       const media: [string, Json | undefined][] = [
         ['request', operation.requestBody?.content?.['application/json']],
-        ...Object.entries(operation.responses as Json).map(([status, response]): [string, Json | undefined] => [status, resolve(response).content?.['application/json']]),
+        ...Object.entries(operation.responses as Json).flatMap(([status, response]): [string, Json | undefined][] => [
+          [status, resolve(response).content?.['application/json']],
+          [status, resolve(response).content?.['application/problem+json']],
+        ]),
       ];
       for (const [what, content] of media) {
-        if (content?.example === undefined) continue;
-        checked++;
-        for (const error of validate(content.schema, content.example)) problems.push(`${at} ${what}: ${error}`);
-        for (const path of placeholders(content.example)) problems.push(`${at} ${what}: placeholder at ${path || '/'}`);
+        const examples = [content?.example, ...Object.values((content?.examples ?? {}) as Json).map((named) => named.value)].filter((value) => value !== undefined);
+        for (const example of examples) {
+          checked++;
+          for (const error of validate(content!.schema, example)) problems.push(`${at} ${what}: ${error}`);
+          for (const path of placeholders(example)) problems.push(`${at} ${what}: placeholder at ${path || '/'}`);
+          if (/^[45]/.test(what) && example.status !== Number(what)) problems.push(`${at} ${what}: the example's status is ${example.status}`);
+        }
       }
     }
     assert.deepEqual(problems, []);
-    assert.ok(checked >= 75, `only ${checked} examples checked`);
+    assert.ok(checked >= 400, `only ${checked} examples checked`);
   });
 
   it('every example belongs to an operation of the document', () => {
@@ -143,6 +153,18 @@ for (const kind of databaseKinds()) {
       const updated = await call('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, 'updateWebhookEndpoint');
       assert.equal(updated.allEvents, true);
       await call('POST', '/v1/webhook-deliveries/recover', 'recoverWebhookDeliveries', 202);
+
+      // Error examples are svc's own answers: a send to the suppressed number, an unknown id, a bad number.
+      const problemOf = (id: string, status: string, code: string) => {
+        const media = find(id).responses[status].content['application/problem+json'];
+        return { ...(media.examples?.[code]?.value ?? media.example), requestId: undefined };
+      };
+      const suppressed = await server.call('POST', '/v1/messages', { key, body: { ...examples('sendMessage'), to: examples('createSuppression').phoneNumber } });
+      assert.deepEqual({ ...suppressed.body, requestId: undefined }, problemOf('sendMessage', '422', 'recipient_suppressed'));
+      const unknown = await server.call('GET', '/v1/messages/msg_01jd2k3m4n5p6q7r8s9t0v1w2x', { key });
+      assert.deepEqual({ ...unknown.body, requestId: undefined }, problemOf('getMessage', '404', 'not_found'));
+      const invalid = await server.call('POST', '/v1/messages', { key, body: { ...examples('sendMessage'), to: '+55 11 1234' } });
+      assert.deepEqual({ ...invalid.body, requestId: undefined }, problemOf('sendMessage', '400', 'validation_failed'));
     });
   });
 }

@@ -491,3 +491,61 @@ export function webhookPayloadExample(event: string): unknown {
   }
   return JSON.parse(testWebhookPayload({ eventId: EVENT_ID, endpointId: ENDPOINT_ID, occurredAt }));
 }
+
+// --- Error answers ---------------------------------------------------------------------------
+
+const SUPPRESSED =
+  '+5521998765432 is on this project’s suppression list (opted out); remove it with DELETE /v1/suppressions/{phoneNumber} to send to it.';
+
+/** What svc answers with each error code (RFC 9457 problem details), in its own words. */
+const PROBLEM_DETAILS: Record<string, { detail: string; errors?: { field: string; code: string; message: string }[] }> = {
+  validation_failed: {
+    detail: `/to ${E164_RULE}`,
+    errors: [{ field: '/to', code: 'invalid_phone', message: `/to ${E164_RULE}` }],
+  },
+  invalid_json: { detail: 'The body is not valid JSON.' },
+  bad_request: { detail: 'The request has no Host header; HTTP/1.1 requires one.' },
+  unauthorized: { detail: 'The API key is unknown or revoked.' },
+  not_found: { detail: 'No message of this project has that id.' },
+  template_exists: { detail: "A template named 'order_update' in en_US is already registered; use another name or language, or delete it first." },
+  template_not_pending: { detail: 'The template is already APPROVED; it cannot be reviewed again as REJECTED.' },
+  last_active_key: { detail: 'This is the project’s only active key; create another first.' },
+  api_key_limit_reached: { detail: 'The project already has 100 active API keys, the most it may hold; revoke one first.' },
+  idempotency_request_in_progress: { detail: 'Retry this request shortly.' },
+  webhook_endpoint_limit_reached: { detail: 'The project already has 20 webhook endpoints, the most it may hold; delete one first.' },
+  webhook_endpoint_disabled: { detail: 'The webhook endpoint is disabled; enable it to send it a test event.' },
+  invalid_status_transition: { detail: 'The message was canceled before it was sent; nobody can reply to it.' },
+  message_not_cancelable: { detail: 'The message is SENT: it was submitted already and cannot be canceled.' },
+  payload_too_large: { detail: 'The request body is too large.' },
+  unsupported_media_type: { detail: 'Send the request body as application/json.' },
+  template_not_found: { detail: "No template named 'order_updates' is registered in this project." },
+  template_not_approved: { detail: "Template 'order_update' (en_US) is PENDING: it can be sent once the provider approves it." },
+  template_language_mismatch: { detail: "Template 'order_update' exists in en_US, not in 'pt_BR'; send with one of those languages." },
+  template_variables_mismatch: { detail: "Template 'order_update' (en_US) needs variables 1, 2 and headerVariables 1." },
+  provider_not_configured: { detail: 'Save the provider credentials first: PUT /v1/projects/me/provider-credentials.' },
+  provider_credentials_rejected: { detail: 'The provider refused the access token (Meta error 190: invalid OAuth access token). Nothing was saved.' },
+  provider_setup_incomplete: { detail: 'Templates cannot reach the provider yet: the WhatsApp Business Account id is unknown.' },
+  idempotency_key_reused: { detail: 'This Idempotency-Key was used with a different request body in the last 24 hours; use a new key.' },
+  webhook_event_unknown: {
+    detail: 'Unknown event type: message.exploded.',
+    errors: [{ field: '/events/0', code: 'unknown_event', message: "'message.exploded' is not an event type." }],
+  },
+  invalid_time_range: { detail: 'since must be at most 7 days ago.' },
+  recipient_suppressed: {
+    detail: SUPPRESSED,
+    errors: [{ field: '/to', code: 'suppressed', message: SUPPRESSED }],
+  },
+  send_at_out_of_range: {
+    detail: '/sendAt is more than 35 days ahead; give a time from now to 35 days ahead.',
+    errors: [{ field: '/sendAt', code: 'out_of_range', message: '/sendAt is more than 35 days ahead; give a time from now to 35 days ahead.' }],
+  },
+  rate_limited: { detail: 'Too many requests with this API key; retry in 3 s.' },
+  internal_error: { detail: 'Something went wrong on our side; quote the requestId.' },
+  unavailable: { detail: 'The database is not reachable right now; retry shortly.' },
+};
+
+/** The problem details svc answers with for `code` at `status`, or undefined for an unknown code. */
+export function problemExample(code: string, status: number, title: string): unknown {
+  const known = PROBLEM_DETAILS[code];
+  return known === undefined ? undefined : problem(status, code, title, known.detail, known.errors);
+}
