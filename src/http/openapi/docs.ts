@@ -24,7 +24,7 @@ const GENERATED_TARGETS = [
   'php', 'powershell', 'python', 'r', 'ruby', 'rust', 'swift',
 ] as const;
 /** Shown in the page's examples until the reader types a key (never a real one). */
-export const PLACEHOLDER_API_KEY = 'svc_live_YOUR_API_KEY';
+const PLACEHOLDER_API_KEY = 'svc_live_YOUR_API_KEY';
 
 let reference: Promise<FastifyInstance> | undefined;
 
