@@ -9,7 +9,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: the process answers */
+        /**
+         * Check liveness
+         * @description The process answers.
+         */
         get: operations["checkLiveness"];
         put?: never;
         post?: never;
@@ -26,7 +29,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers, its schema is current, and workers claim due messages */
+        /**
+         * Check readiness
+         * @description The database answers, its schema is current, and workers claim due messages.
+         */
         get: operations["checkReadiness"];
         put?: never;
         post?: never;
@@ -43,7 +49,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics */
+        /** Get Prometheus metrics */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
@@ -63,8 +69,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create a project and its first API key
-         * @description The only endpoint without an API key. Rate-limited per client address.
+         * Create a project
+         * @description Creates a project and its first API key (in the answer, shown once). The only endpoint without an API key. Rate-limited per client address.
          */
         post: operations["createProject"];
         delete?: never;
@@ -80,12 +86,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project of the calling API key */
+        /**
+         * Get the project
+         * @description The project of the calling API key: its provider setup, callback URL and sending number.
+         */
         get: operations["getProject"];
         put?: never;
         post?: never;
         /**
-         * Erase the project and everything it holds
+         * Erase the project
          * @description Erases the project with its API keys, provider credentials and callback URL, templates, messages (with their status history and idempotency records) and webhook deliveries (with their attempts), all at once: afterwards every key of the project is 401 and its ids are 404. Messages already handed to the provider may still reach their recipients. Cannot be undone.
          */
         delete: operations["eraseProject"];
@@ -103,8 +112,8 @@ export interface paths {
         };
         get?: never;
         /**
-         * Save the provider credentials and the callback URL
-         * @description The first call needs `providerPhoneNumberId` and `providerAccessToken` together. Once they are saved, a body with only `callbackUrl` changes just the URL (`null` removes it), and new credentials (again both together) rotate the token. The token is encrypted at rest and never returned. With the WhatsApp provider, the credentials are checked with Meta before they are saved (a refusal is 422 provider_credentials_rejected, an outage 503), the business account is found or verified, svc’s app is subscribed to its webhooks, and `provider` describes the number; anything left to do is its `problem`.
+         * Save provider credentials
+         * @description Saves the provider credentials and the callback URL. The first call needs `providerPhoneNumberId` and `providerAccessToken` together. Once they are saved, a body with only `callbackUrl` changes just the URL (`null` removes it), and new credentials (again both together) rotate the token. The token is encrypted at rest and never returned. With the WhatsApp provider, the credentials are checked with Meta before they are saved (a refusal is 422 provider_credentials_rejected, an outage 503), the business account is found or verified, svc’s app is subscribed to its webhooks, and `provider` describes the number; anything left to do is its `problem`.
          */
         put: operations["saveProviderCredentials"];
         post?: never;
@@ -122,8 +131,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The secrets that sign the project’s webhooks
-         * @description Verify `webhook-signature` (Standard Webhooks) with any of `secrets`. Answered with `Cache-Control: no-store`.
+         * Get the webhook signing secret
+         * @description The secrets that sign the project’s webhooks. Verify `webhook-signature` (Standard Webhooks) with any of `secrets`. Answered with `Cache-Control: no-store`.
          */
         get: operations["getWebhookSecret"];
         put?: never;
@@ -162,13 +171,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * How long the project’s data is kept
-         * @description Messages (with their status events and webhook deliveries) and webhook deliveries are removed once finished and older than their retention; a removed message answers 404 everywhere, and its counts stay in analytics.
+         * Get data retention
+         * @description How long the project’s data is kept. Messages (with their status events and webhook deliveries) and webhook deliveries are removed once finished and older than their retention; a removed message answers 404 everywhere, and its counts stay in analytics.
          */
         get: operations["getProjectRetention"];
         /**
-         * Keep the project’s data for less time
-         * @description Durations such as 30s, 15m, 12h or 90d, from 1s up to the operator’s retention (`maximum`): a project may shorten its retention, never extend it (400 validation_failed). A field left out is unchanged; null returns to the operator’s retention. Takes effect at the next purge run.
+         * Shorten data retention
+         * @description Keeps the project’s data for less time. Durations such as 30s, 15m, 12h or 90d, from 1s up to the operator’s retention (`maximum`): a project may shorten its retention, never extend it (400 validation_failed). A field left out is unchanged; null returns to the operator’s retention. Takes effect at the next purge run.
          */
         put: operations["setProjectRetention"];
         post?: never;
@@ -186,14 +195,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the active API keys of the project, newest first
-         * @description Key values are never shown again; `prefix` helps tell keys apart. A bare array, paged with `limit` and the opaque `cursor` of the `Link: <…>; rel="next"` header, which is absent on the last page.
+         * List API keys
+         * @description The project’s active API keys, newest first. Key values are never shown again; `prefix` helps tell keys apart. A bare array, paged with `limit` and the opaque `cursor` of the `Link: <…>; rel="next"` header, which is absent on the last page.
          */
         get: operations["listApiKeys"];
         put?: never;
         /**
-         * Create another API key for the project
-         * @description A project holds at most 100 active keys (409 api_key_limit_reached beyond).
+         * Create an API key
+         * @description Creates another API key for the project; its value is in the answer, shown once. A project holds at most 100 active keys (409 api_key_limit_reached beyond).
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -230,14 +239,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the templates of the project
+         * List templates
          * @description Newest first. When more follow, the `Link` header carries the next page (rel="next").
          */
         get: operations["listTemplates"];
         put?: never;
         /**
-         * Register a template for provider review
-         * @description The template starts PENDING and becomes APPROVED or REJECTED when the provider has reviewed it. Each (name, language) pair can be registered once per project. The template is stored before it is submitted to the provider; if that submission fails, it is registered all the same (PENDING) and the review worker checks it with the provider. When the provider account cannot take templates (its business account is unknown: see `provider.problem` on GET /v1/projects/me), the answer is 422 provider_setup_incomplete. Components follow Meta’s template JSON: media (IMAGE, VIDEO, DOCUMENT, with a sample) and LOCATION headers, BUTTONS (QUICK_REPLY, URL, PHONE_NUMBER, COPY_CODE; OTP in AUTHENTICATION templates) and named parameters (`parameter_format: NAMED`). A sample given as `example.header_url` is downloaded by svc and uploaded to the provider; one that cannot be fetched or breaks a limit is 400 validation_failed naming it.
+         * Create a template
+         * @description Registers a template for the provider’s review. The template starts PENDING and becomes APPROVED or REJECTED when the provider has reviewed it. Each (name, language) pair can be registered once per project. The template is stored before it is submitted to the provider; if that submission fails, it is registered all the same (PENDING) and the review worker checks it with the provider. When the provider account cannot take templates (its business account is unknown: see `provider.problem` on GET /v1/projects/me), the answer is 422 provider_setup_incomplete. Components follow Meta’s template JSON: media (IMAGE, VIDEO, DOCUMENT, with a sample) and LOCATION headers, BUTTONS (QUICK_REPLY, URL, PHONE_NUMBER, COPY_CODE; OTP in AUTHENTICATION templates) and named parameters (`parameter_format: NAMED`). A sample given as `example.header_url` is downloaded by svc and uploaded to the provider; one that cannot be fetched or breaks a limit is 400 validation_failed naming it.
          */
         post: operations["createTemplate"];
         delete?: never;
@@ -277,8 +286,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Settle the review of a PENDING template now
-         * @description Sandbox only (404 under any other provider). Makes the review happen at once, with the given outcome, whatever the sandbox review rules would decide. A template already in the requested status is answered as it is (200); one already settled the other way is 409 template_not_pending. `reason` is used with REJECTED only and ignored with APPROVED.
+         * Review a template (sandbox)
+         * @description Settles the review of a PENDING template now. Sandbox only (404 under any other provider). Makes the review happen at once, with the given outcome, whatever the sandbox review rules would decide. A template already in the requested status is answered as it is (200); one already settled the other way is 409 template_not_pending. `reason` is used with REJECTED only and ignored with APPROVED.
          */
         post: operations["reviewTemplateInSandbox"];
         delete?: never;
@@ -297,8 +306,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Move a message to a later status now
-         * @description Sandbox only. Reports the status as the provider would — through the same path, so the state machine, events and webhooks all apply: skipped states are filled in (READ implies DELIVERED). The status the message already has is answered as it is (200); an earlier one, FAILED after READ, or any other status after READ or FAILED is 409 invalid_status_transition.
+         * Advance a message (sandbox)
+         * @description Moves a message to a later status now. Sandbox only. Reports the status as the provider would — through the same path, so the state machine, events and webhooks all apply: skipped states are filled in (READ implies DELIVERED). The status the message already has is answered as it is (200); an earlier one, FAILED after READ, or any other status after READ or FAILED is 409 invalid_status_transition.
          */
         post: operations["advanceMessageInSandbox"];
         delete?: never;
@@ -317,8 +326,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Simulate the recipient answering a message
-         * @description Sandbox only. `buttonIndex`: a tap on that button of the message’s template (a QUICK_REPLY; its payload is the one the message was sent with, else the button’s text); `text`: a message written in reply. Give one of the two. Recorded as a provider’s reply would be: listed in the message’s events, emitted as `message.replied` to the webhook endpoints that take it (never the callbackUrl), and checked against the project’s opt-out keywords. The message’s status does not change. A canceled message is 409 invalid_status_transition.
+         * Reply to a message (sandbox)
+         * @description Simulates the recipient answering a message. Sandbox only. `buttonIndex`: a tap on that button of the message’s template (a QUICK_REPLY; its payload is the one the message was sent with, else the button’s text); `text`: a message written in reply. Give one of the two. Recorded as a provider’s reply would be: listed in the message’s events, emitted as `message.replied` to the webhook endpoints that take it (never the callbackUrl), and checked against the project’s opt-out keywords. The message’s status does not change. A canceled message is 409 invalid_status_transition.
          */
         post: operations["replyToMessageInSandbox"];
         delete?: never;
@@ -335,14 +344,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The project’s messages, newest first
-         * @description A bare array. Pages with `limit` and the opaque `cursor` of the `Link: <…>; rel="next"` header, which is absent on the last page. `batchId` lists one batch’s messages.
+         * List messages
+         * @description The project’s messages, newest first. A bare array. Pages with `limit` and the opaque `cursor` of the `Link: <…>; rel="next"` header, which is absent on the last page. `batchId` lists one batch’s messages.
          */
         get: operations["listMessages"];
         put?: never;
         /**
-         * Send one templated message
-         * @description Queues the message and answers 202 at once; delivery is asynchronous. With an Idempotency-Key, a repeat within 24 hours returns the original answer (with `Idempotent-Replayed: true`). With `sendAt`, the message waits QUEUED until then. A number on the project’s suppression list is 422 recipient_suppressed.
+         * Send a message
+         * @description Sends one templated message. Queues the message and answers 202 at once; delivery is asynchronous. With an Idempotency-Key, a repeat within 24 hours returns the original answer (with `Idempotent-Replayed: true`). With `sendAt`, the message waits QUEUED until then. A number on the project’s suppression list is 422 recipient_suppressed.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -361,8 +370,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel a message not yet submitted
-         * @description A QUEUED message (scheduled or waiting its turn) becomes CANCELED, with `canceledAt` and the event `message.canceled`, and is never submitted. A message already submitted, or being submitted right now, is 409 message_not_cancelable; canceling a CANCELED message answers it as it is. No body.
+         * Cancel a message
+         * @description Cancels a message not yet submitted to the provider. A QUEUED message (scheduled or waiting its turn) becomes CANCELED, with `canceledAt` and the event `message.canceled`, and is never submitted. A message already submitted, or being submitted right now, is 409 message_not_cancelable; canceling a CANCELED message answers it as it is. No body.
          */
         post: operations["cancelMessage"];
         delete?: never;
@@ -378,7 +387,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A message with its current status */
+        /**
+         * Get a message
+         * @description A message with its current status.
+         */
         get: operations["getMessage"];
         put?: never;
         post?: never;
@@ -395,7 +407,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A message’s status history, each change with its webhook deliveries */
+        /**
+         * List a message’s events
+         * @description A message’s status history, each change with its webhook deliveries.
+         */
         get: operations["listMessageEvents"];
         put?: never;
         post?: never;
@@ -415,8 +430,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send one template to up to 1,000 recipients
-         * @description Each item is checked as a single send would be, and answered in `items` in request order: 202 with its message, or its own problem (400, 422). The accepted messages are committed together (all or none) with the batch, and paced per number like any send. A fault of the whole request (its shape, more than 1,000 items, the template, the project) is a plain problem and creates nothing. One Idempotency-Key covers the whole batch.
+         * Send a batch of messages
+         * @description Sends one template to up to 1,000 recipients. Each item is checked as a single send would be, and answered in `items` in request order: 202 with its message, or its own problem (400, 422). The accepted messages are committed together (all or none) with the batch, and paced per number like any send. A fault of the whole request (its shape, more than 1,000 items, the template, the project) is a plain problem and creates nothing. One Idempotency-Key covers the whole batch.
          */
         post: operations["sendMessageBatch"];
         delete?: never;
@@ -433,8 +448,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The project’s batches, newest first
-         * @description A bare array, paged like every list (`limit`, `cursor`, `Link: <…>; rel="next"`).
+         * List batches
+         * @description The project’s batches, newest first. A bare array, paged like every list (`limit`, `cursor`, `Link: <…>; rel="next"`).
          */
         get: operations["listBatches"];
         put?: never;
@@ -452,7 +467,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A batch with how many of its messages are in each status */
+        /**
+         * Get a batch
+         * @description A batch with how many of its messages are in each status.
+         */
         get: operations["getBatch"];
         put?: never;
         post?: never;
@@ -470,14 +488,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The project’s suppressed numbers, newest first
-         * @description A bare array, paged like every list (`limit`, `cursor`, `Link: <…>; rel="next"`).
+         * List suppressions
+         * @description The project’s suppressed numbers, newest first. A bare array, paged like every list (`limit`, `cursor`, `Link: <…>; rel="next"`).
          */
         get: operations["listSuppressions"];
         put?: never;
         /**
-         * Stop sending to a number (opt-out)
-         * @description Sends to the number are refused from now on with 422 recipient_suppressed (single sends, batch items, scheduled sends). Messages accepted before stay as they are: cancel them to stop them. 201 with the new record; a number already on the list answers 200 with its record, unchanged (a marketing-only one becomes `scope: "all"`).
+         * Suppress a phone number
+         * @description Stops sending to a number (an opt-out). Sends to the number are refused from now on with 422 recipient_suppressed (single sends, batch items, scheduled sends). Messages accepted before stay as they are: cancel them to stop them. 201 with the new record; a number already on the list answers 200 with its record, unchanged (a marketing-only one becomes `scope: "all"`).
          */
         post: operations["createSuppression"];
         delete?: never;
@@ -493,13 +511,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Whether a number is suppressed, and why */
+        /**
+         * Get a suppression
+         * @description Whether a number is suppressed, and why (404 when it is not).
+         */
         get: operations["getSuppression"];
         put?: never;
         post?: never;
         /**
-         * Send to a number again
-         * @description Removes the number from the suppression list: 204, or 404 when it is not on it.
+         * Remove a suppression
+         * @description Sends to the number again. Removes the number from the suppression list: 204, or 404 when it is not on it.
          */
         delete: operations["deleteSuppression"];
         options?: never;
@@ -515,13 +536,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The project’s opt-out keywords
+         * Get opt-out keywords
          * @description An inbound message to the project’s number (a reply or not) whose text or button payload is one of the keywords (trimmed, any case) puts its sender on the suppression list with `source: "opt_out_keyword"`, `scope: "all"`: sends to it are then 422 recipient_suppressed.
          */
         get: operations["getOptOutSettings"];
         /**
-         * Replace the project’s opt-out keywords, or turn them off
-         * @description An inbound message to the project’s number (a reply or not) whose text or button payload is one of the keywords (trimmed, any case) puts its sender on the suppression list with `source: "opt_out_keyword"`, `scope: "all"`: sends to it are then 422 recipient_suppressed. Numbers already suppressed stay suppressed.
+         * Update opt-out keywords
+         * @description Replaces the project’s opt-out keywords, or turns them off. An inbound message to the project’s number (a reply or not) whose text or button payload is one of the keywords (trimmed, any case) puts its sender on the suppression list with `source: "opt_out_keyword"`, `scope: "all"`: sends to it are then 422 recipient_suppressed. Numbers already suppressed stay suppressed.
          */
         put: operations["updateOptOutSettings"];
         post?: never;
@@ -541,8 +562,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Render a template with variables, without sending
-         * @description What a recipient would see, checked by the rules a send applies to its values (400 validation_failed, 422 template_variables_mismatch): the header (text, media type and link, or location), body, footer and, for a rich template, its buttons with their resolved URL and payload. Takes the send’s `variables`, `headerVariables`, `headerMedia`, `headerLocation` and `buttons`. Works whatever the template’s status, so a template can be previewed while PENDING.
+         * Preview a template
+         * @description Renders a template with variables, without sending. What a recipient would see, checked by the rules a send applies to its values (400 validation_failed, 422 template_variables_mismatch): the header (text, media type and link, or location), body, footer and, for a rich template, its buttons with their resolved URL and payload. Takes the send’s `variables`, `headerVariables`, `headerMedia`, `headerLocation` and `buttons`. Works whatever the template’s status, so a template can be previewed while PENDING.
          */
         post: operations["previewTemplate"];
         delete?: never;
@@ -559,8 +580,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the project’s webhook deliveries, newest first
-         * @description A bare array, paged with `limit` and `cursor` (the next page is in the `Link: <…>; rel="next"` header). Attempts are listed without the receiver’s answers; read one delivery for those.
+         * List webhook deliveries
+         * @description The project’s webhook deliveries, newest first. A bare array, paged with `limit` and `cursor` (the next page is in the `Link: <…>; rel="next"` header). Attempts are listed without the receiver’s answers; read one delivery for those.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -579,8 +600,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A webhook delivery with every attempt
-         * @description Each attempt: when, where, the status code, how long, why it failed, and the first 1 KiB of the answer.
+         * Get a webhook delivery
+         * @description A webhook delivery with every attempt. Each attempt: when, where, the status code, how long, why it failed, and the first 1 KiB of the answer.
          */
         get: operations["getWebhookDelivery"];
         put?: never;
@@ -601,7 +622,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send failed webhook deliveries again
+         * Recover failed webhook deliveries
          * @description Re-queues every failed delivery of the project whose last attempt was at or after `since` (at most 7 days ago; 422 invalid_time_range otherwise): each is attempted again now, with the same delivery id and body, and follows the retry schedule if that attempt fails. For after a receiver’s outage. Answers 202 with how many were re-queued.
          */
         post: operations["recoverWebhookDeliveries"];
@@ -621,8 +642,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a webhook delivery again, now
-         * @description Makes the delivery due at once, whatever its status: a new attempt with the same delivery id (X-Service-Delivery, webhook-id), the same body, a fresh timestamp and signature. Answers 202 with the delivery (`pending`); read it back for the attempt. If that attempt fails, the delivery follows the retry schedule when attempts remain in it, and is failed otherwise. When an attempt is in flight already, that attempt is the retry. A delivery to a webhook endpoint goes to the endpoint’s current URL (a disabled or deleted endpoint’s delivery fails without being sent).
+         * Retry a webhook delivery
+         * @description Sends it again, now. Makes the delivery due at once, whatever its status: a new attempt with the same delivery id (X-Service-Delivery, webhook-id), the same body, a fresh timestamp and signature. Answers 202 with the delivery (`pending`); read it back for the attempt. If that attempt fails, the delivery follows the retry schedule when attempts remain in it, and is failed otherwise. When an attempt is in flight already, that attempt is the retry. A delivery to a webhook endpoint goes to the endpoint’s current URL (a disabled or deleted endpoint’s delivery fails without being sent).
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
@@ -639,13 +660,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the project’s webhook endpoints, newest first
-         * @description A bare array, paged with `limit` and `cursor` (the next page is in the `Link: <…>; rel="next"` header).
+         * List webhook endpoints
+         * @description The project’s webhook endpoints, newest first. A bare array, paged with `limit` and `cursor` (the next page is in the `Link: <…>; rel="next"` header).
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
         /**
-         * Add a webhook endpoint
+         * Create a webhook endpoint
          * @description Every event then goes to the project’s callbackUrl (if set) and to each enabled endpoint whose `events` take it: one delivery per destination, signed with the project’s webhook secret, with the same headers and retries. At most 20 endpoints per project (409 webhook_endpoint_limit_reached). An unknown event type is 422 webhook_event_unknown; a URL against the rules is 400 validation_failed.
          */
         post: operations["createWebhookEndpoint"];
@@ -662,7 +683,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A webhook endpoint */
+        /** Get a webhook endpoint */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
@@ -674,7 +695,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a webhook endpoint
+         * Update a webhook endpoint
          * @description Only the fields sent change; `events: null` subscribes it to every event. A new URL applies to every delivery of the endpoint not yet succeeded, retries included. Disabling it stops new deliveries at once; its pending ones are not sent: each fails at its next turn with the error "the webhook endpoint is disabled" (re-enable it, then recover them with POST /v1/webhook-deliveries/recover).
          */
         patch: operations["updateWebhookEndpoint"];
@@ -708,8 +729,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Message counts over time
-         * @description One bucket per hour or day (UTC) in [from, to), oldest first, zero-filled; `from` is rounded down and `to` up to the interval (counts are kept per hour, so a bucket is always whole), and the answer gives both as rounded. A count is the status changes that happened in the bucket: with groupBy=status the messages accepted (QUEUED), sent, delivered, read, failed and canceled then; with groupBy=template or language, the messages accepted then, per template name or language code. At most 31 days at interval=hour and 366 at interval=day (422 invalid_time_range, as is `to` not after `from`). Defaults: interval=day, groupBy=status.
+         * Get message analytics
+         * @description Message counts over time. One bucket per hour or day (UTC) in [from, to), oldest first, zero-filled; `from` is rounded down and `to` up to the interval (counts are kept per hour, so a bucket is always whole), and the answer gives both as rounded. A count is the status changes that happened in the bucket: with groupBy=status the messages accepted (QUEUED), sent, delivered, read, failed and canceled then; with groupBy=template or language, the messages accepted then, per template name or language code. At most 31 days at interval=hour and 366 at interval=day (422 invalid_time_range, as is `to` not after `from`). Defaults: interval=day, groupBy=status.
          */
         get: operations["getMessageAnalytics"];
         put?: never;
@@ -728,8 +749,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The project’s events, oldest first
-         * @description Every message event of the project (each status change after QUEUED: message.sent, .delivered, .read, .failed, .canceled; and each reply: message.replied), whether or not a callback URL or endpoint is set; template and test events are not in it. oldest first. Continue with `after` = the last id you got; when a page is full, the `Link: <…>; rel="next"` header names the next one. An event committed late may carry an id just before one already read: a poller that must see everything re-reads a few seconds back and skips the ids it has.
+         * List events
+         * @description The project’s events, oldest first. Every message event of the project (each status change after QUEUED: message.sent, .delivered, .read, .failed, .canceled; and each reply: message.replied), whether or not a callback URL or endpoint is set; template and test events are not in it. oldest first. Continue with `after` = the last id you got; when a page is full, the `Link: <…>; rel="next"` header names the next one. An event committed late may carry an id just before one already read: a poller that must see everything re-reads a few seconds back and skips the ids it has.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1799,6 +1820,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Bad Request",
+                 *       "status": 400,
+                 *       "code": "bad_request",
+                 *       "detail": "The request has no Host header; HTTP/1.1 requires one.",
+                 *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1809,6 +1840,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Content Too Large",
+                 *       "status": 413,
+                 *       "code": "payload_too_large",
+                 *       "detail": "The request body is too large.",
+                 *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1819,6 +1860,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Unsupported Media Type",
+                 *       "status": 415,
+                 *       "code": "unsupported_media_type",
+                 *       "detail": "Send the request body as application/json.",
+                 *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1832,6 +1883,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Too Many Requests",
+                 *       "status": 429,
+                 *       "code": "rate_limited",
+                 *       "detail": "Too many requests with this API key; retry in 3 s.",
+                 *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1842,6 +1903,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Internal Server Error",
+                 *       "status": 500,
+                 *       "code": "internal_error",
+                 *       "detail": "Something went wrong on our side; quote the requestId.",
+                 *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1853,6 +1924,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Service Unavailable",
+                 *       "status": 503,
+                 *       "code": "unavailable",
+                 *       "detail": "The database is not reachable right now; retry shortly.",
+                 *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1895,6 +1976,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
                     "application/json": {
                         status: string;
                     };
@@ -1921,6 +2007,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ready"
+                     *     }
+                     */
                     "application/json": {
                         status: string;
                     };
@@ -1934,6 +2025,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1945,6 +2046,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "detail": "The database is not reachable right now; retry shortly.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -1981,6 +2092,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Shop",
+                 *       "ownerEmail": "ops@acme.example"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Display name. */
                     name: string;
@@ -2002,6 +2119,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "projectId": "proj_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "id": "proj_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "name": "Acme Shop",
+                     *       "ownerEmail": "ops@acme.example",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "apiKey": "svc_live_Xq3v9Zt0bq2mWcRdK7pLs4HnYe8uJf2a",
+                     *       "apiKeyId": "key_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedProject"];
                 };
             };
@@ -2025,6 +2153,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2040,6 +2178,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "code": "rate_limited",
+                     *       "detail": "Too many requests with this API key; retry in 3 s.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2052,6 +2200,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2076,6 +2234,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "projectId": "proj_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "id": "proj_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "name": "Acme Shop",
+                     *       "ownerEmail": "ops@acme.example",
+                     *       "providerPhoneNumberId": "106540352242922",
+                     *       "callbackUrl": "https://hooks.acme.example/svc",
+                     *       "provider": {
+                     *         "status": "ready",
+                     *         "businessAccountId": "102290129340398",
+                     *         "displayPhoneNumber": "+55 11 4003-1234",
+                     *         "verifiedName": "Acme Shop",
+                     *         "qualityRating": "GREEN",
+                     *         "messagesPerSecond": 80,
+                     *         "webhooksSubscribed": true,
+                     *         "checkedAt": "2026-11-22T10:00:00.000Z"
+                     *       },
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:01.250Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Project"];
                 };
             };
@@ -2088,6 +2268,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2101,6 +2291,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2125,6 +2325,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "projectId": "proj_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "id": "proj_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "erasedAt": "2026-11-22T10:04:12.000Z",
+                     *       "erased": {
+                     *         "apiKeys": 2,
+                     *         "providerCredentials": 1,
+                     *         "templates": 3,
+                     *         "messages": 1250,
+                     *         "messageEvents": 4870,
+                     *         "idempotencyKeys": 40,
+                     *         "webhookDeliveries": 3620,
+                     *         "webhookAttempts": 3705
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         projectId: string;
                         /** @description The same value as projectId. */
@@ -2165,6 +2382,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2180,6 +2407,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2195,6 +2432,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "providerPhoneNumberId": "106540352242922",
+                 *       "providerAccessToken": "EAAGm0PX4ZCpsBAKZCQm7hZBz5yQ3WZDZD",
+                 *       "providerBusinessAccountId": "102290129340398",
+                 *       "callbackUrl": "https://hooks.acme.example/svc"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Phone number id from the provider console (Meta’s are digits). Printable ASCII, no spaces.
@@ -2226,6 +2471,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "projectId": "proj_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "id": "proj_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "providerPhoneNumberId": "106540352242922",
+                     *       "callbackUrl": "https://hooks.acme.example/svc",
+                     *       "provider": {
+                     *         "status": "ready",
+                     *         "businessAccountId": "102290129340398",
+                     *         "displayPhoneNumber": "+55 11 4003-1234",
+                     *         "verifiedName": "Acme Shop",
+                     *         "qualityRating": "GREEN",
+                     *         "messagesPerSecond": 80,
+                     *         "webhooksSubscribed": true,
+                     *         "checkedAt": "2026-11-22T10:00:00.000Z"
+                     *       },
+                     *       "updatedAt": "2026-11-22T10:00:01.250Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ProviderCredentials"];
                 };
             };
@@ -2249,6 +2513,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2263,6 +2537,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "provider_credentials_rejected",
+                     *       "detail": "The provider refused the access token (Meta error 190: invalid OAuth access token). Nothing was saved.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2276,6 +2560,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2289,6 +2583,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "detail": "The database is not reachable right now; retry shortly.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2312,6 +2616,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                     *       "secrets": [
+                     *         "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookSecret"];
                 };
             };
@@ -2324,6 +2636,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2337,6 +2659,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2361,6 +2693,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                     *       "secrets": [
+                     *         "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                     *         "whsec_c2VjcmV0LW9mLXRoZS1wcmV2aW91cy1vbmU="
+                     *       ],
+                     *       "previousSecretExpiresAt": "2026-11-23T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookSecret"];
                 };
             };
@@ -2384,6 +2726,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2399,6 +2751,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2423,6 +2785,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "messages": {
+                     *         "retention": "90d",
+                     *         "projectSetting": "90d",
+                     *         "maximum": "400d"
+                     *       },
+                     *       "webhookDeliveries": {
+                     *         "retention": "30d",
+                     *         "projectSetting": null,
+                     *         "maximum": "30d"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         messages: {
                             /**
@@ -2464,6 +2840,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2477,6 +2863,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2492,6 +2888,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "messages": "90d",
+                 *       "webhookDeliveries": null
+                 *     }
+                 */
                 "application/json": {
                     /** @description How long messages, with their status events and deliveries, are kept (e.g. 90d); null: the operator’s. */
                     messages?: string | null;
@@ -2510,6 +2912,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "messages": {
+                     *         "retention": "90d",
+                     *         "projectSetting": "90d",
+                     *         "maximum": "400d"
+                     *       },
+                     *       "webhookDeliveries": {
+                     *         "retention": "30d",
+                     *         "projectSetting": null,
+                     *         "maximum": "30d"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         messages: {
                             /**
@@ -2562,6 +2978,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2577,6 +3003,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2607,6 +3043,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "key_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *         "name": "ci",
+                     *         "prefix": "svc_live_Xq3v",
+                     *         "createdAt": "2026-11-22T10:00:00.000Z",
+                     *         "lastUsedAt": "2026-11-22T10:04:12.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["ApiKey"][];
                 };
             };
@@ -2619,6 +3066,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2630,6 +3094,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2643,6 +3117,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2658,6 +3142,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "ci"
+                 *     }
+                 */
                 "application/json": {
                     /** @description A label, e.g. "production". */
                     name: string;
@@ -2674,6 +3163,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "key_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "name": "ci",
+                     *       "prefix": "svc_live_Xq3v",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "lastUsedAt": null,
+                     *       "key": "svc_live_Xq3v9Zt0bq2mWcRdK7pLs4HnYe8uJf2a",
+                     *       "apiKey": "svc_live_Xq3v9Zt0bq2mWcRdK7pLs4HnYe8uJf2a"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
@@ -2697,6 +3197,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2709,6 +3219,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "api_key_limit_reached",
+                     *       "detail": "The project already has 100 active API keys, the most it may hold; revoke one first.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2724,6 +3244,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2750,6 +3280,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "key_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "name": "ci",
+                     *       "prefix": "svc_live_Xq3v",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "lastUsedAt": "2026-11-22T10:04:12.000Z",
+                     *       "revokedAt": "2026-11-22T10:04:12.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RevokedApiKey"];
                 };
             };
@@ -2762,6 +3302,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2774,6 +3324,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2786,6 +3346,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "last_active_key",
+                     *       "detail": "This is the project’s only active key; create another first.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2801,6 +3371,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2831,6 +3411,50 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *         "name": "order_update",
+                     *         "language": "en_US",
+                     *         "category": "UTILITY",
+                     *         "status": "APPROVED",
+                     *         "providerStatus": "APPROVED",
+                     *         "parameterFormat": "POSITIONAL",
+                     *         "components": [
+                     *           {
+                     *             "type": "HEADER",
+                     *             "format": "TEXT",
+                     *             "text": "Order {{1}}",
+                     *             "example": {
+                     *               "header_text": [
+                     *                 "#1001"
+                     *               ]
+                     *             }
+                     *           },
+                     *           {
+                     *             "type": "BODY",
+                     *             "text": "Hello {{1}}, your order {{2}} has shipped today.",
+                     *             "example": {
+                     *               "body_text": [
+                     *                 [
+                     *                   "Ana",
+                     *                   "#1001"
+                     *                 ]
+                     *               ]
+                     *             }
+                     *           },
+                     *           {
+                     *             "type": "FOOTER",
+                     *             "text": "Acme Shop"
+                     *           }
+                     *         ],
+                     *         "categoryHistory": [],
+                     *         "createdAt": "2026-11-22T10:00:00.000Z",
+                     *         "updatedAt": "2026-11-22T10:00:03.900Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Template"][];
                 };
             };
@@ -2843,6 +3467,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2854,6 +3495,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2867,6 +3518,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2882,6 +3543,41 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "order_update",
+                 *       "language": "en_US",
+                 *       "category": "UTILITY",
+                 *       "components": [
+                 *         {
+                 *           "type": "HEADER",
+                 *           "format": "TEXT",
+                 *           "text": "Order {{1}}",
+                 *           "example": {
+                 *             "header_text": [
+                 *               "#1001"
+                 *             ]
+                 *           }
+                 *         },
+                 *         {
+                 *           "type": "BODY",
+                 *           "text": "Hello {{1}}, your order {{2}} has shipped today.",
+                 *           "example": {
+                 *             "body_text": [
+                 *               [
+                 *                 "Ana",
+                 *                 "#1001"
+                 *               ]
+                 *             ]
+                 *           }
+                 *         },
+                 *         {
+                 *           "type": "FOOTER",
+                 *           "text": "Acme Shop"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Slug: lowercase letters, digits and underscores, 1–512 characters (`^[a-z0-9_]{1,512}$`).
@@ -2990,6 +3686,48 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "name": "order_update",
+                     *       "language": "en_US",
+                     *       "category": "UTILITY",
+                     *       "status": "PENDING",
+                     *       "providerStatus": "PENDING",
+                     *       "parameterFormat": "POSITIONAL",
+                     *       "components": [
+                     *         {
+                     *           "type": "HEADER",
+                     *           "format": "TEXT",
+                     *           "text": "Order {{1}}",
+                     *           "example": {
+                     *             "header_text": [
+                     *               "#1001"
+                     *             ]
+                     *           }
+                     *         },
+                     *         {
+                     *           "type": "BODY",
+                     *           "text": "Hello {{1}}, your order {{2}} has shipped today.",
+                     *           "example": {
+                     *             "body_text": [
+                     *               [
+                     *                 "Ana",
+                     *                 "#1001"
+                     *               ]
+                     *             ]
+                     *           }
+                     *         },
+                     *         {
+                     *           "type": "FOOTER",
+                     *           "text": "Acme Shop"
+                     *         }
+                     *       ],
+                     *       "categoryHistory": [],
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Template"];
                 };
             };
@@ -3013,6 +3751,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3025,6 +3773,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "template_exists",
+                     *       "detail": "A template named 'order_update' in en_US is already registered; use another name or language, or delete it first.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3039,6 +3797,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "provider_setup_incomplete",
+                     *       "detail": "Templates cannot reach the provider yet: the WhatsApp Business Account id is unknown.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3052,6 +3820,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3078,6 +3856,48 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "name": "order_update",
+                     *       "language": "en_US",
+                     *       "category": "UTILITY",
+                     *       "status": "APPROVED",
+                     *       "providerStatus": "APPROVED",
+                     *       "parameterFormat": "POSITIONAL",
+                     *       "components": [
+                     *         {
+                     *           "type": "HEADER",
+                     *           "format": "TEXT",
+                     *           "text": "Order {{1}}",
+                     *           "example": {
+                     *             "header_text": [
+                     *               "#1001"
+                     *             ]
+                     *           }
+                     *         },
+                     *         {
+                     *           "type": "BODY",
+                     *           "text": "Hello {{1}}, your order {{2}} has shipped today.",
+                     *           "example": {
+                     *             "body_text": [
+                     *               [
+                     *                 "Ana",
+                     *                 "#1001"
+                     *               ]
+                     *             ]
+                     *           }
+                     *         },
+                     *         {
+                     *           "type": "FOOTER",
+                     *           "text": "Acme Shop"
+                     *         }
+                     *       ],
+                     *       "categoryHistory": [],
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:03.900Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Template"];
                 };
             };
@@ -3090,6 +3910,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3102,6 +3932,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3115,6 +3955,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3141,6 +3991,50 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "name": "order_update",
+                     *       "language": "en_US",
+                     *       "category": "UTILITY",
+                     *       "status": "APPROVED",
+                     *       "providerStatus": "APPROVED",
+                     *       "parameterFormat": "POSITIONAL",
+                     *       "components": [
+                     *         {
+                     *           "type": "HEADER",
+                     *           "format": "TEXT",
+                     *           "text": "Order {{1}}",
+                     *           "example": {
+                     *             "header_text": [
+                     *               "#1001"
+                     *             ]
+                     *           }
+                     *         },
+                     *         {
+                     *           "type": "BODY",
+                     *           "text": "Hello {{1}}, your order {{2}} has shipped today.",
+                     *           "example": {
+                     *             "body_text": [
+                     *               [
+                     *                 "Ana",
+                     *                 "#1001"
+                     *               ]
+                     *             ]
+                     *           }
+                     *         },
+                     *         {
+                     *           "type": "FOOTER",
+                     *           "text": "Acme Shop"
+                     *         }
+                     *       ],
+                     *       "categoryHistory": [],
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:03.900Z",
+                     *       "deletedAt": "2026-11-22T10:04:12.000Z",
+                     *       "providerDeletion": "deleted"
+                     *     }
+                     */
                     "application/json": {
                         /** @example tpl_01jd2k3m4n5p6q7r8s9t0v1w2x */
                         id: string;
@@ -3283,6 +4177,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3295,6 +4199,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3310,6 +4224,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3323,6 +4247,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "detail": "The database is not reachable right now; retry shortly.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3339,6 +4273,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "APPROVED"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {unknown} */
                     status: "APPROVED" | "REJECTED";
@@ -3357,6 +4296,48 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "name": "order_update",
+                     *       "language": "en_US",
+                     *       "category": "UTILITY",
+                     *       "status": "APPROVED",
+                     *       "providerStatus": "APPROVED",
+                     *       "parameterFormat": "POSITIONAL",
+                     *       "components": [
+                     *         {
+                     *           "type": "HEADER",
+                     *           "format": "TEXT",
+                     *           "text": "Order {{1}}",
+                     *           "example": {
+                     *             "header_text": [
+                     *               "#1001"
+                     *             ]
+                     *           }
+                     *         },
+                     *         {
+                     *           "type": "BODY",
+                     *           "text": "Hello {{1}}, your order {{2}} has shipped today.",
+                     *           "example": {
+                     *             "body_text": [
+                     *               [
+                     *                 "Ana",
+                     *                 "#1001"
+                     *               ]
+                     *             ]
+                     *           }
+                     *         },
+                     *         {
+                     *           "type": "FOOTER",
+                     *           "text": "Acme Shop"
+                     *         }
+                     *       ],
+                     *       "categoryHistory": [],
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:03.900Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Template"];
                 };
             };
@@ -3380,6 +4361,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3392,6 +4383,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3404,6 +4405,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "template_not_pending",
+                     *       "detail": "The template is already APPROVED; it cannot be reviewed again as REJECTED.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3419,6 +4430,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3436,6 +4457,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "DELIVERED"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {unknown} */
                     status: "SENT" | "DELIVERED" | "READ" | "FAILED";
@@ -3452,6 +4478,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "status": "DELIVERED",
+                     *       "to": "+5511987654321",
+                     *       "template": "order_update",
+                     *       "language": "en_US",
+                     *       "queuedAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:03.900Z",
+                     *       "sentAt": "2026-11-22T10:00:01.250Z",
+                     *       "deliveredAt": "2026-11-22T10:00:03.900Z",
+                     *       "readAt": null,
+                     *       "failedAt": null,
+                     *       "scheduledFor": null,
+                     *       "canceledAt": null,
+                     *       "batchId": null,
+                     *       "providerMessageId": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==",
+                     *       "variables": {
+                     *         "1": "Ana",
+                     *         "2": "#1001"
+                     *       },
+                     *       "headerVariables": {
+                     *         "1": "#1001"
+                     *       },
+                     *       "content": {
+                     *         "header": "Order #1001",
+                     *         "body": "Hello Ana, your order #1001 has shipped today.",
+                     *         "footer": "Acme Shop"
+                     *       },
+                     *       "pricing": {
+                     *         "billable": true,
+                     *         "pricingModel": "PMP",
+                     *         "category": "utility",
+                     *         "type": "regular"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Message"];
                 };
             };
@@ -3475,6 +4538,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3487,6 +4560,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3499,6 +4582,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "invalid_status_transition",
+                     *       "detail": "The message was canceled before it was sent; nobody can reply to it.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3514,6 +4607,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3531,6 +4634,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "text": "Thanks! When will it arrive?"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The button’s index in the template (0 first). */
                     buttonIndex?: number;
@@ -3549,6 +4657,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_01jd2k3m4n5p6q7r8s9t0v1w2r",
+                     *       "messageId": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "event": "message.replied",
+                     *       "reply": {
+                     *         "type": "text",
+                     *         "text": "Thanks! When will it arrive?"
+                     *       },
+                     *       "occurredAt": "2026-11-22T10:04:12.000Z",
+                     *       "optedOut": false
+                     *     }
+                     */
                     "application/json": {
                         /** @description The reply’s id: the `event_id` of its message.replied, and its id in the message’s events. */
                         id: string;
@@ -3597,6 +4718,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3609,6 +4740,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3621,6 +4762,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "invalid_status_transition",
+                     *       "detail": "The message was canceled before it was sent; nobody can reply to it.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3636,6 +4787,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3675,6 +4836,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *         "status": "DELIVERED",
+                     *         "to": "+5511987654321",
+                     *         "template": "order_update",
+                     *         "language": "en_US",
+                     *         "queuedAt": "2026-11-22T10:00:00.000Z",
+                     *         "updatedAt": "2026-11-22T10:00:03.900Z",
+                     *         "sentAt": "2026-11-22T10:00:01.250Z",
+                     *         "deliveredAt": "2026-11-22T10:00:03.900Z",
+                     *         "readAt": null,
+                     *         "failedAt": null,
+                     *         "scheduledFor": null,
+                     *         "canceledAt": null,
+                     *         "batchId": null,
+                     *         "providerMessageId": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==",
+                     *         "variables": {
+                     *           "1": "Ana",
+                     *           "2": "#1001"
+                     *         },
+                     *         "headerVariables": {
+                     *           "1": "#1001"
+                     *         },
+                     *         "content": {
+                     *           "header": "Order #1001",
+                     *           "body": "Hello Ana, your order #1001 has shipped today.",
+                     *           "footer": "Acme Shop"
+                     *         },
+                     *         "pricing": {
+                     *           "billable": true,
+                     *           "pricingModel": "PMP",
+                     *           "category": "utility",
+                     *           "type": "regular"
+                     *         }
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Message"][];
                 };
             };
@@ -3687,6 +4887,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3698,6 +4915,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3711,6 +4938,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3729,6 +4966,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "to": "+5511987654321",
+                 *       "template": "order_update",
+                 *       "language": "en_US",
+                 *       "variables": {
+                 *         "1": "Ana",
+                 *         "2": "#1001"
+                 *       },
+                 *       "headerVariables": {
+                 *         "1": "#1001"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description E.164 with the leading +, e.g. +5511987654321; or a WhatsApp business-scoped user id of a user who hides their number behind a username (US.13491208655302741918, or a parent id US.ENT.11815799212886844830). */
                     to: string;
@@ -3788,6 +5039,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "status": "QUEUED",
+                     *       "to": "+5511987654321",
+                     *       "template": "order_update",
+                     *       "language": "en_US",
+                     *       "queuedAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *       "sentAt": null,
+                     *       "deliveredAt": null,
+                     *       "readAt": null,
+                     *       "failedAt": null,
+                     *       "scheduledFor": null,
+                     *       "canceledAt": null,
+                     *       "batchId": null,
+                     *       "providerMessageId": null,
+                     *       "variables": {
+                     *         "1": "Ana",
+                     *         "2": "#1001"
+                     *       },
+                     *       "headerVariables": {
+                     *         "1": "#1001"
+                     *       },
+                     *       "content": {
+                     *         "header": "Order #1001",
+                     *         "body": "Hello Ana, your order #1001 has shipped today.",
+                     *         "footer": "Acme Shop"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Message"];
                 };
             };
@@ -3811,6 +5093,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3823,6 +5115,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "idempotency_request_in_progress",
+                     *       "detail": "Retry this request shortly.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3850,6 +5152,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3863,6 +5175,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "detail": "The database is not reachable right now; retry shortly.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3888,6 +5210,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "msg_01jd2k9x4n5p6q7r8s9t0v1w2y",
+                     *       "status": "CANCELED",
+                     *       "to": "+5511987654321",
+                     *       "template": "order_update",
+                     *       "language": "en_US",
+                     *       "queuedAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:01.250Z",
+                     *       "sentAt": null,
+                     *       "deliveredAt": null,
+                     *       "readAt": null,
+                     *       "failedAt": null,
+                     *       "scheduledFor": "2026-11-23T09:00:00.000Z",
+                     *       "canceledAt": "2026-11-22T10:00:01.250Z",
+                     *       "batchId": null,
+                     *       "providerMessageId": null,
+                     *       "variables": {
+                     *         "1": "Ana",
+                     *         "2": "#1001"
+                     *       },
+                     *       "headerVariables": {
+                     *         "1": "#1001"
+                     *       },
+                     *       "content": {
+                     *         "header": "Order #1001",
+                     *         "body": "Hello Ana, your order #1001 has shipped today.",
+                     *         "footer": "Acme Shop"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Message"];
                 };
             };
@@ -3900,6 +5253,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3912,6 +5275,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3924,6 +5297,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "message_not_cancelable",
+                     *       "detail": "The message is SENT: it was submitted already and cannot be canceled.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3939,6 +5322,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3965,6 +5358,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "status": "DELIVERED",
+                     *       "to": "+5511987654321",
+                     *       "template": "order_update",
+                     *       "language": "en_US",
+                     *       "queuedAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:03.900Z",
+                     *       "sentAt": "2026-11-22T10:00:01.250Z",
+                     *       "deliveredAt": "2026-11-22T10:00:03.900Z",
+                     *       "readAt": null,
+                     *       "failedAt": null,
+                     *       "scheduledFor": null,
+                     *       "canceledAt": null,
+                     *       "batchId": null,
+                     *       "providerMessageId": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==",
+                     *       "variables": {
+                     *         "1": "Ana",
+                     *         "2": "#1001"
+                     *       },
+                     *       "headerVariables": {
+                     *         "1": "#1001"
+                     *       },
+                     *       "content": {
+                     *         "header": "Order #1001",
+                     *         "body": "Hello Ana, your order #1001 has shipped today.",
+                     *         "footer": "Acme Shop"
+                     *       },
+                     *       "pricing": {
+                     *         "billable": true,
+                     *         "pricingModel": "PMP",
+                     *         "category": "utility",
+                     *         "type": "regular"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Message"];
                 };
             };
@@ -3977,6 +5407,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3989,6 +5429,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4002,6 +5452,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4028,6 +5488,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "evt_01jd2k3m4n5p6q7r8s9t0v1w2a",
+                     *         "status": "QUEUED",
+                     *         "event": null,
+                     *         "occurredAt": "2026-11-22T10:00:00.000Z",
+                     *         "deliveries": []
+                     *       },
+                     *       {
+                     *         "id": "evt_01jd2k3m4n5p6q7r8s9t0v1w2b",
+                     *         "status": "SENT",
+                     *         "event": "message.sent",
+                     *         "occurredAt": "2026-11-22T10:00:01.250Z",
+                     *         "deliveries": []
+                     *       },
+                     *       {
+                     *         "id": "evt_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *         "status": "DELIVERED",
+                     *         "event": "message.delivered",
+                     *         "occurredAt": "2026-11-22T10:00:03.900Z",
+                     *         "deliveries": [
+                     *           {
+                     *             "id": "0193a8f2-6c1e-7d4b-9a2f-5e8c1b3d7f90",
+                     *             "eventId": "evt_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *             "event": "message.delivered",
+                     *             "messageId": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *             "templateId": null,
+                     *             "endpointId": null,
+                     *             "url": "https://hooks.acme.example/svc",
+                     *             "status": "succeeded",
+                     *             "attempts": [
+                     *               {
+                     *                 "attempt": 1,
+                     *                 "at": "2026-11-22T10:00:03.900Z",
+                     *                 "url": "https://hooks.acme.example/svc",
+                     *                 "statusCode": 200,
+                     *                 "durationMs": 84,
+                     *                 "responseBody": "ok"
+                     *               }
+                     *             ],
+                     *             "createdAt": "2026-11-22T10:00:03.900Z",
+                     *             "updatedAt": "2026-11-22T10:00:03.900Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["MessageEvent"][];
                 };
             };
@@ -4040,6 +5548,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4052,6 +5570,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4065,6 +5593,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4083,6 +5621,44 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "template": "order_update",
+                 *       "language": "en_US",
+                 *       "items": [
+                 *         {
+                 *           "to": "+5511987654321",
+                 *           "variables": {
+                 *             "1": "Ana",
+                 *             "2": "#1001"
+                 *           },
+                 *           "headerVariables": {
+                 *             "1": "#1001"
+                 *           }
+                 *         },
+                 *         {
+                 *           "to": "+5521998765432",
+                 *           "variables": {
+                 *             "1": "Bruno",
+                 *             "2": "#1002"
+                 *           },
+                 *           "headerVariables": {
+                 *             "1": "#1002"
+                 *           }
+                 *         },
+                 *         {
+                 *           "to": "+55 11 1234",
+                 *           "variables": {
+                 *             "1": "Carla",
+                 *             "2": "#1003"
+                 *           },
+                 *           "headerVariables": {
+                 *             "1": "#1003"
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description Name of an APPROVED template (case-sensitive). */
                     template: string;
@@ -4145,6 +5721,100 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "batchId": "bat_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "acceptedCount": 2,
+                     *       "rejectedCount": 1,
+                     *       "items": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 202,
+                     *           "message": {
+                     *             "id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *             "status": "QUEUED",
+                     *             "to": "+5511987654321",
+                     *             "template": "order_update",
+                     *             "language": "en_US",
+                     *             "queuedAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *             "sentAt": null,
+                     *             "deliveredAt": null,
+                     *             "readAt": null,
+                     *             "failedAt": null,
+                     *             "scheduledFor": null,
+                     *             "canceledAt": null,
+                     *             "batchId": "bat_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *             "providerMessageId": null,
+                     *             "variables": {
+                     *               "1": "Ana",
+                     *               "2": "#1001"
+                     *             },
+                     *             "headerVariables": {
+                     *               "1": "#1001"
+                     *             },
+                     *             "content": {
+                     *               "header": "Order #1001",
+                     *               "body": "Hello Ana, your order #1001 has shipped today.",
+                     *               "footer": "Acme Shop"
+                     *             }
+                     *           }
+                     *         },
+                     *         {
+                     *           "index": 1,
+                     *           "status": 202,
+                     *           "message": {
+                     *             "id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2z",
+                     *             "status": "QUEUED",
+                     *             "to": "+5521998765432",
+                     *             "template": "order_update",
+                     *             "language": "en_US",
+                     *             "queuedAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *             "sentAt": null,
+                     *             "deliveredAt": null,
+                     *             "readAt": null,
+                     *             "failedAt": null,
+                     *             "scheduledFor": null,
+                     *             "canceledAt": null,
+                     *             "batchId": "bat_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *             "providerMessageId": null,
+                     *             "variables": {
+                     *               "1": "Bruno",
+                     *               "2": "#1002"
+                     *             },
+                     *             "headerVariables": {
+                     *               "1": "#1002"
+                     *             },
+                     *             "content": {
+                     *               "header": "Order #1002",
+                     *               "body": "Hello Bruno, your order #1002 has shipped today.",
+                     *               "footer": "Acme Shop"
+                     *             }
+                     *           }
+                     *         },
+                     *         {
+                     *           "index": 2,
+                     *           "status": 400,
+                     *           "error": {
+                     *             "type": "about:blank",
+                     *             "title": "Bad Request",
+                     *             "status": 400,
+                     *             "code": "validation_failed",
+                     *             "detail": "/items/2/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *             "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *             "errors": [
+                     *               {
+                     *                 "field": "/items/2/to",
+                     *                 "code": "invalid_phone",
+                     *                 "message": "/items/2/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *               }
+                     *             ]
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @example bat_01jd2k3m4n5p6q7r8s9t0v1w2x */
                         batchId: string;
@@ -4185,6 +5855,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4197,6 +5877,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "idempotency_request_in_progress",
+                     *       "detail": "Retry this request shortly.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4209,6 +5899,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Content Too Large",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "detail": "The request body is too large.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4235,6 +5935,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4248,6 +5958,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "detail": "The database is not reachable right now; retry shortly.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4277,6 +5997,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "bat_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *         "template": "order_update",
+                     *         "language": "en_US",
+                     *         "createdAt": "2026-11-22T10:00:00.000Z",
+                     *         "total": 2,
+                     *         "counts": {
+                     *           "QUEUED": 0,
+                     *           "SENT": 0,
+                     *           "DELIVERED": 1,
+                     *           "READ": 1,
+                     *           "FAILED": 0,
+                     *           "CANCELED": 0
+                     *         }
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Batch"][];
                 };
             };
@@ -4289,6 +6028,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4300,6 +6056,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4313,6 +6079,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4339,6 +6115,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "bat_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "template": "order_update",
+                     *       "language": "en_US",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "total": 2,
+                     *       "counts": {
+                     *         "QUEUED": 0,
+                     *         "SENT": 0,
+                     *         "DELIVERED": 1,
+                     *         "READ": 1,
+                     *         "FAILED": 0,
+                     *         "CANCELED": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Batch"];
                 };
             };
@@ -4351,6 +6144,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4363,6 +6166,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4376,6 +6189,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4406,6 +6229,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "phoneNumber": "+5521998765432",
+                     *         "reason": "Asked by phone not to be contacted",
+                     *         "source": "api",
+                     *         "scope": "all",
+                     *         "createdAt": "2026-11-22T10:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Suppression"][];
                 };
             };
@@ -4418,6 +6252,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4429,6 +6280,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4442,6 +6303,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4457,6 +6328,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "phoneNumber": "+5521998765432",
+                 *       "reason": "Asked by phone not to be contacted"
+                 *     }
+                 */
                 "application/json": {
                     /** @description E.164 with the leading +. */
                     phoneNumber: string;
@@ -4475,6 +6352,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "phoneNumber": "+5521998765432",
+                     *       "reason": "Asked by phone not to be contacted",
+                     *       "source": "api",
+                     *       "scope": "all",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Suppression"];
                 };
             };
@@ -4487,6 +6373,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "phoneNumber": "+5521998765432",
+                     *       "reason": "Asked by phone not to be contacted",
+                     *       "source": "api",
+                     *       "scope": "all",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Suppression"];
                 };
             };
@@ -4510,6 +6405,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4525,6 +6430,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4552,6 +6467,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "phoneNumber": "+5521998765432",
+                     *       "reason": "Asked by phone not to be contacted",
+                     *       "source": "api",
+                     *       "scope": "all",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Suppression"];
                 };
             };
@@ -4564,6 +6488,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4575,6 +6516,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4587,6 +6538,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4600,6 +6561,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4637,6 +6608,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4648,6 +6636,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4660,6 +6658,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4675,6 +6683,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4699,6 +6717,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "keywords": [
+                     *         "STOP",
+                     *         "PARAR",
+                     *         "SAIR"
+                     *       ],
+                     *       "enabled": true
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description The keywords (default STOP, UNSUBSCRIBE, PARAR, SAIR, BAJA, ARRET).
@@ -4726,6 +6754,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4739,6 +6777,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4754,6 +6802,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "keywords": [
+                 *         "STOP",
+                 *         "PARAR",
+                 *         "SAIR"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description Replaces the whole list: at most 50 keywords, each printable text of at most 64 characters once trimmed, none repeated (case aside). Left out: unchanged. */
                     keywords?: string[];
@@ -4772,6 +6829,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "keywords": [
+                     *         "STOP",
+                     *         "PARAR",
+                     *         "SAIR"
+                     *       ],
+                     *       "enabled": true
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description The keywords (default STOP, UNSUBSCRIBE, PARAR, SAIR, BAJA, ARRET).
@@ -4810,6 +6877,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4825,6 +6902,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4842,6 +6929,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "variables": {
+                 *         "1": "Ana",
+                 *         "2": "#1001"
+                 *       },
+                 *       "headerVariables": {
+                 *         "1": "#1001"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description BODY placeholder values: "1" fills {{1}}, and so on; for a NAMED template, by name ("first_name" fills {{first_name}}). */
                     variables?: {
@@ -4889,6 +6987,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "header": "Order #1001",
+                     *       "body": "Hello Ana, your order #1001 has shipped today.",
+                     *       "footer": "Acme Shop"
+                     *     }
+                     */
                     "application/json": {
                         /** @description A TEXT header rendered, a media header’s type and link, a LOCATION header’s place; null without a header. */
                         header: string | {
@@ -4931,6 +7036,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4943,6 +7058,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4957,6 +7082,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "template_variables_mismatch",
+                     *       "detail": "Template 'order_update' (en_US) needs variables 1, 2 and headerVariables 1.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4970,6 +7105,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5008,6 +7153,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "0193a8f2-6c1e-7d4b-9a2f-5e8c1b3d7f90",
+                     *         "eventId": "evt_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *         "event": "message.delivered",
+                     *         "messageId": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *         "templateId": null,
+                     *         "endpointId": null,
+                     *         "url": "https://hooks.acme.example/svc",
+                     *         "status": "succeeded",
+                     *         "attempts": [
+                     *           {
+                     *             "attempt": 1,
+                     *             "at": "2026-11-22T10:00:03.900Z",
+                     *             "url": "https://hooks.acme.example/svc",
+                     *             "statusCode": 200,
+                     *             "durationMs": 84,
+                     *             "responseBody": "ok"
+                     *           }
+                     *         ],
+                     *         "createdAt": "2026-11-22T10:00:03.900Z",
+                     *         "updatedAt": "2026-11-22T10:00:03.900Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["WebhookDelivery"][];
                 };
             };
@@ -5020,6 +7191,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5031,6 +7219,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5044,6 +7242,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5070,6 +7278,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a8f2-6c1e-7d4b-9a2f-5e8c1b3d7f90",
+                     *       "eventId": "evt_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "event": "message.delivered",
+                     *       "messageId": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "templateId": null,
+                     *       "endpointId": null,
+                     *       "url": "https://hooks.acme.example/svc",
+                     *       "status": "succeeded",
+                     *       "attempts": [
+                     *         {
+                     *           "attempt": 1,
+                     *           "at": "2026-11-22T10:00:03.900Z",
+                     *           "url": "https://hooks.acme.example/svc",
+                     *           "statusCode": 200,
+                     *           "durationMs": 84,
+                     *           "responseBody": "ok"
+                     *         }
+                     *       ],
+                     *       "createdAt": "2026-11-22T10:00:03.900Z",
+                     *       "updatedAt": "2026-11-22T10:00:03.900Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
@@ -5082,6 +7314,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5094,6 +7336,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5107,6 +7359,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5122,6 +7384,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-22T00:00:00.000Z"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * Format: date-time
@@ -5141,6 +7408,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "requeued": 12
+                     *     }
+                     */
                     "application/json": {
                         requeued: number;
                     };
@@ -5166,6 +7438,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5180,6 +7462,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "invalid_time_range",
+                     *       "detail": "since must be at most 7 days ago.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5193,6 +7485,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5219,6 +7521,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a8f2-6c1e-7d4b-9a2f-5e8c1b3d7f90",
+                     *       "eventId": "evt_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "event": "message.delivered",
+                     *       "messageId": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "templateId": null,
+                     *       "endpointId": null,
+                     *       "url": "https://hooks.acme.example/svc",
+                     *       "status": "pending",
+                     *       "attempts": [
+                     *         {
+                     *           "attempt": 1,
+                     *           "at": "2026-11-22T10:00:03.900Z",
+                     *           "url": "https://hooks.acme.example/svc",
+                     *           "statusCode": 200,
+                     *           "durationMs": 84,
+                     *           "responseBody": "ok"
+                     *         }
+                     *       ],
+                     *       "createdAt": "2026-11-22T10:00:03.900Z",
+                     *       "updatedAt": "2026-11-22T10:04:12.000Z",
+                     *       "nextAttemptAt": "2026-11-22T10:04:12.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
@@ -5231,6 +7558,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5243,6 +7580,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5258,6 +7605,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5288,6 +7645,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "we_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *         "url": "https://hooks.acme.example/svc/failures",
+                     *         "events": [
+                     *           "message.failed",
+                     *           "template.rejected"
+                     *         ],
+                     *         "allEvents": false,
+                     *         "enabled": true,
+                     *         "description": "Ops pager",
+                     *         "createdAt": "2026-11-22T10:00:00.000Z",
+                     *         "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"][];
                 };
             };
@@ -5300,6 +7674,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5311,6 +7702,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5324,6 +7725,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5339,6 +7750,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.acme.example/svc/failures",
+                 *       "events": [
+                 *         "message.failed",
+                 *         "template.rejected"
+                 *       ],
+                 *       "description": "Ops pager"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description An https URL (CONTRACT §6): no user-info, no fragment; its host must not be or resolve to a private, loopback, link-local, carrier-grade NAT, metadata or reserved address, checked here and again at every delivery.
@@ -5370,6 +7791,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "url": "https://hooks.acme.example/svc/failures",
+                     *       "events": [
+                     *         "message.failed",
+                     *         "template.rejected"
+                     *       ],
+                     *       "allEvents": false,
+                     *       "enabled": true,
+                     *       "description": "Ops pager",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -5393,6 +7829,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5405,6 +7851,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "webhook_endpoint_limit_reached",
+                     *       "detail": "The project already has 20 webhook endpoints, the most it may hold; delete one first.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5419,6 +7875,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "webhook_event_unknown",
+                     *       "detail": "Unknown event type: message.exploded.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/events/0",
+                     *           "code": "unknown_event",
+                     *           "message": "'message.exploded' is not an event type."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5432,6 +7905,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5458,6 +7941,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "url": "https://hooks.acme.example/svc/failures",
+                     *       "events": [
+                     *         "message.failed",
+                     *         "template.rejected"
+                     *       ],
+                     *       "allEvents": false,
+                     *       "enabled": true,
+                     *       "description": "Ops pager",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -5470,6 +7968,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5482,6 +7990,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5495,6 +8013,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5531,6 +8059,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5543,6 +8081,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5558,6 +8106,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5575,6 +8133,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "events": null
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description An https URL (CONTRACT §6): no user-info, no fragment; its host must not be or resolve to a private, loopback, link-local, carrier-grade NAT, metadata or reserved address, checked here and again at every delivery.
@@ -5597,6 +8160,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "url": "https://hooks.acme.example/svc/failures",
+                     *       "events": [
+                     *         "message.sent",
+                     *         "message.delivered",
+                     *         "message.read",
+                     *         "message.failed",
+                     *         "message.canceled",
+                     *         "message.replied",
+                     *         "template.approved",
+                     *         "template.rejected"
+                     *       ],
+                     *       "allEvents": true,
+                     *       "enabled": true,
+                     *       "description": "Ops pager",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:04:12.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -5620,6 +8204,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5632,6 +8226,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5646,6 +8250,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "webhook_event_unknown",
+                     *       "detail": "Unknown event type: message.exploded.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/events/0",
+                     *           "code": "unknown_event",
+                     *           "message": "'message.exploded' is not an event type."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5659,6 +8280,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5685,6 +8316,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "deliveryId": "0193a8f2-6c1e-7d4b-9a2f-5e8c1b3d7f90"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         deliveryId: string;
@@ -5700,6 +8336,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5712,6 +8358,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "detail": "No message of this project has that id.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5724,6 +8380,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "code": "webhook_endpoint_disabled",
+                     *       "detail": "The webhook endpoint is disabled; enable it to send it a test event.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5739,6 +8405,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5770,6 +8446,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "from": "2026-11-21T00:00:00.000Z",
+                     *       "to": "2026-11-23T00:00:00.000Z",
+                     *       "interval": "day",
+                     *       "groupBy": "status",
+                     *       "buckets": [
+                     *         {
+                     *           "start": "2026-11-21T00:00:00.000Z",
+                     *           "counts": {
+                     *             "DELIVERED": 120,
+                     *             "READ": 860,
+                     *             "FAILED": 4
+                     *           }
+                     *         },
+                     *         {
+                     *           "start": "2026-11-22T00:00:00.000Z",
+                     *           "counts": {
+                     *             "QUEUED": 3,
+                     *             "SENT": 12,
+                     *             "DELIVERED": 240,
+                     *             "READ": 730,
+                     *             "FAILED": 9
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * Format: date-time
@@ -5808,6 +8512,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5819,6 +8540,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5831,6 +8562,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "invalid_time_range",
+                     *       "detail": "since must be at most 7 days ago.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5844,6 +8585,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5873,6 +8624,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "evt_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *         "type": "message.delivered",
+                     *         "occurredAt": "2026-11-22T10:00:03.900Z",
+                     *         "payload": {
+                     *           "event": "message.delivered",
+                     *           "message_id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *           "to": "+5511987654321",
+                     *           "template": "order_update",
+                     *           "status": "DELIVERED",
+                     *           "provider_message_id": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==",
+                     *           "occurred_at": "2026-11-22T10:00:03.900Z"
+                     *         }
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         /**
                          * @description The event id (`eventId` of its deliveries).
@@ -5937,6 +8706,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5948,6 +8734,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5961,6 +8757,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5991,6 +8797,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "message.sent",
+                 *       "message_id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "to": "+5511987654321",
+                 *       "template": "order_update",
+                 *       "status": "SENT",
+                 *       "provider_message_id": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessageWebhookPayload"];
             };
         };
@@ -6035,6 +8852,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "message.delivered",
+                 *       "message_id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "to": "+5511987654321",
+                 *       "template": "order_update",
+                 *       "status": "DELIVERED",
+                 *       "provider_message_id": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessageWebhookPayload"];
             };
         };
@@ -6079,6 +8907,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "message.read",
+                 *       "message_id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "to": "+5511987654321",
+                 *       "template": "order_update",
+                 *       "status": "READ",
+                 *       "provider_message_id": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessageWebhookPayload"];
             };
         };
@@ -6123,6 +8962,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "message.failed",
+                 *       "message_id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "to": "+5511987654321",
+                 *       "template": "order_update",
+                 *       "status": "FAILED",
+                 *       "provider_message_id": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "error": {
+                 *         "code": "131026",
+                 *         "title": "Message undeliverable",
+                 *         "message": "Message undeliverable."
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessageWebhookPayload"];
             };
         };
@@ -6167,6 +9022,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "message.canceled",
+                 *       "message_id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "to": "+5511987654321",
+                 *       "template": "order_update",
+                 *       "status": "CANCELED",
+                 *       "provider_message_id": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessageWebhookPayload"];
             };
         };
@@ -6211,6 +9077,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "message.replied",
+                 *       "event_id": "evt_01jd2k3m4n5p6q7r8s9t0v1w2r",
+                 *       "message_id": "msg_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "to": "+5511987654321",
+                 *       "template": "order_update",
+                 *       "reply": {
+                 *         "type": "button",
+                 *         "text": "Track my order",
+                 *         "payload": "track-1001"
+                 *       },
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessageReplyWebhookPayload"];
             };
         };
@@ -6255,6 +9136,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.approved",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "APPROVED"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -6299,6 +9194,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.rejected",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "REJECTED",
+                 *         "providerStatus": "REJECTED",
+                 *         "rejectionReason": "INVALID_FORMAT: The body has a placeholder at its start."
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -6343,6 +9253,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.paused",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "PAUSED",
+                 *         "reason": "Low quality: recipients blocked or reported it."
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -6387,6 +9312,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.flagged",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "FLAGGED"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -6431,6 +9370,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.locked",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "LOCKED"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -6475,6 +9428,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.disabled",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "DISABLED",
+                 *         "reason": "Paused too often for low quality."
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -6519,6 +9487,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.deleted",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "DELETED"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -6563,6 +9545,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.pending_deletion",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "PENDING_DELETION"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -6607,6 +9603,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.archived",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "ARCHIVED"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -6651,6 +9661,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.limit_exceeded",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "LIMIT_EXCEEDED"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -6695,6 +9719,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "template.in_appeal",
+                 *       "event_id": "tse_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "template": {
+                 *         "id": "tpl_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "status": "APPROVED",
+                 *         "providerStatus": "IN_APPEAL"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TemplateWebhookPayload"];
             };
         };
@@ -6739,6 +9777,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "webhook.test",
+                 *       "event_id": "evt_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *       "occurred_at": "2026-11-22T10:00:03.900Z",
+                 *       "endpoint_id": "we_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                 *     }
+                 */
                 "application/json": components["schemas"]["WebhookTestPayload"];
             };
         };

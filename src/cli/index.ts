@@ -8,6 +8,7 @@ import { registerMessageCommands } from './messages.ts';
 import { registerProjectCommands } from './projects.ts';
 import { registerSendCommand } from './send.ts';
 import { registerTemplateCommands } from './templates.ts';
+import { registerWebhookEndpointCommands } from './webhookEndpoints.ts';
 import { registerWebhookCommands } from './webhooks.ts';
 import { registerBatchCommands, registerCredentialsShow, registerSecretCommands, registerSuppressionCommands, registerTemplateDelete } from './more.ts';
 
@@ -26,6 +27,7 @@ export function registerClientCommands(program: Command, projects: Command): voi
   registerDeliveryCommands(program);
   registerBatchCommands(program);
   registerSuppressionCommands(program);
+  registerWebhookEndpointCommands(program.commands.find((command) => command.name() === 'webhooks')!);
   registerSecretCommands(program.commands.find((command) => command.name() === 'webhooks')!);
   registerTemplateDelete(program.commands.find((command) => command.name() === 'templates')!);
   registerCredentialsShow(program.commands.find((command) => command.name() === 'credentials')!);

@@ -69,7 +69,7 @@ async function forward(url: string, secret: string, event: FeedEvent, timeoutMs 
 }
 
 export function registerWebhookCommands(program: Command): void {
-  const webhooks = group(program, 'webhooks', 'webhook tools for development');
+  const webhooks = group(program, 'webhooks', 'webhook endpoints, the signing secret, and listen for development');
   const listen = leaf(webhooks, 'listen', 'forward the project’s events to a local URL, signed with a local secret, until Ctrl-C')
     .requiredOption('--forward-to <url>', 'where to POST each event, e.g. http://localhost:3000/webhooks')
     .option('--events <names>', 'only these events, comma-separated (e.g. message.delivered,message.failed)')

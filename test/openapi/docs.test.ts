@@ -35,6 +35,25 @@ describe('GET /docs', () => {
     assert.equal((await fetch(`${server.url}/docs/nothing-here`)).status, 404);
   });
 
+  test('names its script with Scalar’s version, serves it gzipped and cached, and has a favicon', async () => {
+    const html = await (await fetch(`${server.url}/docs/`)).text();
+    const src = /<script[^>]+src="([^"]*scalar\.js\?v=[^"]+)"/.exec(html)?.[1];
+    assert.ok(src, 'the script is named with a version');
+    const favicon = /"favicon":\s*"([^"]+)"/.exec(html)?.[1];
+    assert.equal((await fetch(`${server.url}${favicon}`)).status, 200, 'the favicon is served (no /favicon.ico 404)');
+    const url = new URL(src, `${server.url}/docs/`).href;
+    const zipped = await fetch(url, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(zipped.status, 200);
+    assert.equal(zipped.headers.get('content-encoding'), 'gzip');
+    assert.match(zipped.headers.get('cache-control') ?? '', /max-age=31536000, immutable/);
+    const etag = zipped.headers.get('etag')!;
+    assert.ok(etag);
+    const plain = await fetch(url, { headers: { 'accept-encoding': 'identity' } });
+    assert.equal(plain.headers.get('content-encoding'), null);
+    assert.equal(Buffer.from(await plain.arrayBuffer()).toString('utf8'), Buffer.from(await zipped.arrayBuffer()).toString('utf8'));
+    assert.equal((await fetch(url, { headers: { 'if-none-match': etag } })).status, 304);
+  });
+
   test('in a browser, the page fetches nothing outside this server', { skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}` }, async () => {
     const browser = await chromium.launch({ executablePath: CHROMIUM });
     try {
@@ -45,7 +64,7 @@ describe('GET /docs', () => {
       });
       await page.route((url) => !url.href.startsWith(server.url) && url.protocol !== 'data:', (route) => route.abort());
       await page.goto(`${server.url}/docs/`);
-      await page.getByText('Create a project and its first API key').first().waitFor({ timeout: 15_000 });
+      await page.getByText('Create a project').first().waitFor({ timeout: 15_000 });
       await page.waitForLoadState('networkidle');
       assert.deepEqual(outside, []);
     } finally {

@@ -43,6 +43,15 @@ describe('every operation', () => {
     }
   });
 
+  test('is named with a verb, as "List messages" or "Send a message" (the title /docs shows)', () => {
+    const verbs = 'List|Get|Create|Send|Update|Delete|Remove|Cancel|Retry|Recover|Rotate|Revoke|Save|Erase|Check|Preview|Review|Advance|Reply|Suppress|Shorten';
+    const pattern = new RegExp(`^(${verbs}) \\S.*[^.]$`);
+    const unnamed = operations.filter(({ operation }) => !pattern.test(operation.summary)).map(({ method, path, operation }) => `${where(method, path)}: ${operation.summary}`);
+    assert.deepEqual(unnamed, [], 'a summary starts with a verb (add it above if it is a new one) and has no final full stop');
+    const titles = operations.map(({ operation }) => operation.summary);
+    assert.deepEqual(titles.filter((title, index) => titles.indexOf(title) !== index), [], 'two operations share a title');
+  });
+
   test('documents its error answers as problem details, with the headers the HTTP layer sends', () => {
     for (const { method, path, operation } of operations) {
       const at = where(method, path);

@@ -1,6 +1,9 @@
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { Config } from '../../config.ts';
+import { ERROR_CODES, type ErrorCode } from '../errors.ts';
+import { codeSamplesOf } from './codeSamples.ts';
 import { collapseLiteralUnions } from './enums.ts';
+import { OPERATION_EXAMPLES, problemExample } from './examples.ts';
 import { INTRODUCTION, TAG_DESCRIPTIONS } from './introduction.ts';
 import { nameSchemas } from './namedSchemas.ts';
 import { OPERATION_IDS } from './operationIds.ts';
@@ -39,14 +42,49 @@ function finishOperation(method: string, path: string, operation: Json): void {
   }
   const responses = (operation.responses ??= {}) as Json;
   const authenticated = (operation.security as unknown[]).length > 0;
+  const paged = parameters.some((parameter) => parameter.in === 'query' && parameter.name === 'cursor');
+  addExamples(operation);
   finishResponses(responses, {
     authenticated,
     rateLimited: authenticated || '429' in responses,
     // Fastify reads a body on these methods whether or not the route takes one: 413 and 415 apply.
     hasBody: BODY_METHODS.includes(method),
-    paged: parameters.some((parameter) => parameter.in === 'query' && parameter.name === 'cursor'),
+    paged,
     idempotent: parameters.some((parameter) => parameter.in === 'header' && parameter.name.toLowerCase() === 'idempotency-key'),
   });
+  for (const response of Object.values(responses)) addProblemExamples(response);
+  const samples = codeSamplesOf(method, path, operation.operationId as string, { paged, authenticated });
+  if (samples.length > 0) operation['x-codeSamples'] = samples;
+}
+
+/**
+ * An error answer's example: the problem details of each code its description names (one
+ * `example`, or `examples` by code when it names several).
+ */
+function addProblemExamples(response: unknown): void {
+  if (!isObject(response) || !isObject(response.content) || typeof response.description !== 'string') return;
+  const media = response.content['application/problem+json'];
+  if (!isObject(media)) return;
+  const codes = [...new Set(response.description.match(/[a-z_]+/g) ?? [])].filter((word): word is ErrorCode => Object.hasOwn(ERROR_CODES, word));
+  const examples = codes.flatMap((code) => {
+    const value = problemExample(code, ERROR_CODES[code].status, ERROR_CODES[code].title);
+    return value === undefined ? [] : [[code, value] as const];
+  });
+  if (examples.length === 1) media.example = examples[0]![1];
+  else if (examples.length > 1) media.examples = Object.fromEntries(examples.map(([code, value]) => [code, { summary: code, value }]));
+}
+
+/** The operation's request and answer examples (examples.ts), on their JSON media types. */
+function addExamples(operation: Json): void {
+  const examples = OPERATION_EXAMPLES[operation.operationId as string];
+  if (examples === undefined) return;
+  const json = (holder: unknown) => (isObject(holder) && isObject(holder.content) ? holder.content['application/json'] : undefined);
+  const body = json(operation.requestBody);
+  if (isObject(body) && examples.request !== undefined) body.example = structuredClone(examples.request);
+  for (const [status, example] of Object.entries(examples.responses ?? {})) {
+    const media = json((operation.responses as Json)[status]);
+    if (isObject(media)) media.example = structuredClone(example);
+  }
 }
 
 /** Drops shared definitions nothing refers to (linters flag unused components). */
@@ -76,6 +114,7 @@ export function finishDocument(document: Json): Json {
   const components = document.components as Json;
   components.headers = structuredClone(sharedHeaders);
   components.responses = structuredClone(sharedResponses);
+  for (const response of Object.values(components.responses as Json)) addProblemExamples(response);
   nameSchemas(document);
   dropUnused(document, 'responses');
   dropUnused(document, 'headers');

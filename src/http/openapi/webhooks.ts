@@ -1,5 +1,6 @@
 import { REPLY_EVENT, WEBHOOK_EVENTS } from '../../domain/webhookPayload.ts';
 import { USER_AGENT } from '../../webhooks/deliver.ts';
+import { webhookPayloadExample } from './examples.ts';
 
 // The OpenAPI 3.1 `webhooks` section: what svc POSTs to a project's callbackUrl and webhook
 // endpoints (spec §6, CONTRACT §6), one entry per event, with the signature headers.
@@ -165,7 +166,9 @@ export function webhooksSection(): Record<string, object> {
         parameters: SIGNATURE_HEADERS,
         requestBody: {
           required: true,
-          content: { 'application/json': { schema: { $ref: `#/components/schemas/${payloadSchemaOf(event)}` } } },
+          content: {
+            'application/json': { schema: { $ref: `#/components/schemas/${payloadSchemaOf(event)}` }, example: webhookPayloadExample(event) },
+          },
         },
         responses: {
           '200': { description: 'Any 2xx acknowledges the event.' },

@@ -60,9 +60,9 @@ export async function analyticsRoutes(app: FastifyInstance, ctx: HttpContext): P
       schema: {
         operationId: 'getMessageAnalytics',
         tags: ['Analytics'],
-        summary: 'Message counts over time',
+        summary: 'Get message analytics',
         description:
-          'One bucket per hour or day (UTC) in [from, to), oldest first, zero-filled; `from` is rounded down and `to` ' +
+          'Message counts over time. One bucket per hour or day (UTC) in [from, to), oldest first, zero-filled; `from` is rounded down and `to` ' +
           'up to the interval (counts are kept per hour, so a bucket is always whole), and the answer gives both as ' +
           'rounded. A count is the status changes that happened in the bucket: with groupBy=status the messages ' +
           'accepted (QUEUED), sent, delivered, read, failed and canceled then; with groupBy=template or language, ' +

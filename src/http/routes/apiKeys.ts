@@ -53,8 +53,8 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: HttpContext): Prom
     {
       schema: {
         tags: ['API keys'],
-        summary: 'Create another API key for the project',
-        description: `A project holds at most ${ctx.config.maxApiKeysPerProject} active keys (409 api_key_limit_reached beyond).`,
+        summary: 'Create an API key',
+        description: `Creates another API key for the project; its value is in the answer, shown once. A project holds at most ${ctx.config.maxApiKeysPerProject} active keys (409 api_key_limit_reached beyond).`,
         security: BEARER,
         body: Type.Object(
           {
@@ -110,9 +110,9 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: HttpContext): Prom
     {
       schema: {
         tags: ['API keys'],
-        summary: 'List the active API keys of the project, newest first',
+        summary: 'List API keys',
         description:
-          'Key values are never shown again; `prefix` helps tell keys apart. A bare array, paged with `limit` and ' +
+          'The project’s active API keys, newest first. Key values are never shown again; `prefix` helps tell keys apart. A bare array, paged with `limit` and ' +
           'the opaque `cursor` of the `Link: <…>; rel="next"` header, which is absent on the last page.',
         security: BEARER,
         querystring: Type.Object(PageQuery, { additionalProperties: false }),

@@ -90,9 +90,9 @@ export async function batchRoutes(app: FastifyInstance, ctx: HttpContext): Promi
       schema: {
         operationId: 'sendMessageBatch',
         tags: ['Messages'],
-        summary: 'Send one template to up to 1,000 recipients',
+        summary: 'Send a batch of messages',
         description:
-          'Each item is checked as a single send would be, and answered in `items` in request order: 202 with its message, ' +
+          'Sends one template to up to 1,000 recipients. Each item is checked as a single send would be, and answered in `items` in request order: 202 with its message, ' +
           'or its own problem (400, 422). The accepted messages are committed together (all or none) with the batch, and ' +
           'paced per number like any send. A fault of the whole request (its shape, more than 1,000 items, the template, ' +
           'the project) is a plain problem and creates nothing. One Idempotency-Key covers the whole batch.',
@@ -136,8 +136,8 @@ export async function batchRoutes(app: FastifyInstance, ctx: HttpContext): Promi
       schema: {
         operationId: 'listBatches',
         tags: ['Messages'],
-        summary: 'The project’s batches, newest first',
-        description: 'A bare array, paged like every list (`limit`, `cursor`, `Link: <…>; rel="next"`).',
+        summary: 'List batches',
+        description: 'The project’s batches, newest first. A bare array, paged like every list (`limit`, `cursor`, `Link: <…>; rel="next"`).',
         security: BEARER,
         querystring: Type.Object({ ...PageQuery }, { additionalProperties: false }),
         response: { 200: Type.Array(BatchView), ...errorResponses('validation_failed') },
@@ -163,7 +163,8 @@ export async function batchRoutes(app: FastifyInstance, ctx: HttpContext): Promi
       schema: {
         operationId: 'getBatch',
         tags: ['Messages'],
-        summary: 'A batch with how many of its messages are in each status',
+        summary: 'Get a batch',
+        description: 'A batch with how many of its messages are in each status.',
         security: BEARER,
         params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
         response: { 200: BatchView, ...errorResponses('not_found') },

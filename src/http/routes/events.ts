@@ -109,9 +109,9 @@ export async function eventRoutes(app: FastifyInstance, ctx: HttpContext): Promi
       schema: {
         operationId: 'listEvents',
         tags: ['Webhooks'],
-        summary: 'The project’s events, oldest first',
+        summary: 'List events',
         description:
-          'Every message event of the project (each status change after QUEUED: message.sent, .delivered, .read, .failed, ' +
+          'The project’s events, oldest first. Every message event of the project (each status change after QUEUED: message.sent, .delivered, .read, .failed, ' +
           '.canceled; and each reply: message.replied), whether or not a callback URL or endpoint is set; template and ' +
           'test events are not in it. ' +
           'oldest first. Continue with `after` = the last id you got; when a page is full, the `Link: <…>; rel="next"` ' +

@@ -15,7 +15,7 @@ const { 401: _unauthorized, ...notReady } = errorResponses('unavailable');
 export async function healthRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   app.get(
     '/healthz',
-    { schema: { tags: ['Operations'], summary: 'Liveness: the process answers', response: { 200: Status } } },
+    { schema: { tags: ['Operations'], summary: 'Check liveness', description: 'The process answers.', response: { 200: Status } } },
     async () => ({ status: 'ok' }),
   );
 
@@ -24,7 +24,8 @@ export async function healthRoutes(app: FastifyInstance, ctx: HttpContext): Prom
     {
       schema: {
         tags: ['Operations'],
-        summary: 'Readiness: the database answers, its schema is current, and workers claim due messages',
+        summary: 'Check readiness',
+        description: 'The database answers, its schema is current, and workers claim due messages.',
         response: { 200: Status, ...notReady },
       },
     },
@@ -45,7 +46,7 @@ export async function healthRoutes(app: FastifyInstance, ctx: HttpContext): Prom
 
   app.get(
     '/metrics',
-    { schema: { tags: ['Operations'], summary: 'Prometheus metrics', produces: ['text/plain'] } },
+    { schema: { tags: ['Operations'], summary: 'Get Prometheus metrics', produces: ['text/plain'] } },
     async (_request, reply) => {
       reply.type(ctx.metrics.contentType);
       return ctx.metrics.metrics();

@@ -180,9 +180,9 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
       schema: {
         operationId: 'sendMessage',
         tags: ['Messages'],
-        summary: 'Send one templated message',
+        summary: 'Send a message',
         description:
-          'Queues the message and answers 202 at once; delivery is asynchronous. With an Idempotency-Key, a repeat ' +
+          'Sends one templated message. Queues the message and answers 202 at once; delivery is asynchronous. With an Idempotency-Key, a repeat ' +
           'within 24 hours returns the original answer (with `Idempotent-Replayed: true`). With `sendAt`, the message ' +
           'waits QUEUED until then. A number on the project’s suppression list is 422 recipient_suppressed.',
         security: BEARER,
@@ -226,9 +226,9 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
       schema: {
         operationId: 'cancelMessage',
         tags: ['Messages'],
-        summary: 'Cancel a message not yet submitted',
+        summary: 'Cancel a message',
         description:
-          'A QUEUED message (scheduled or waiting its turn) becomes CANCELED, with `canceledAt` and the event ' +
+          'Cancels a message not yet submitted to the provider. A QUEUED message (scheduled or waiting its turn) becomes CANCELED, with `canceledAt` and the event ' +
           '`message.canceled`, and is never submitted. A message already submitted, or being submitted right now, is 409 ' +
           'message_not_cancelable; canceling a CANCELED message answers it as it is. No body.',
         security: BEARER,
@@ -252,7 +252,8 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
       schema: {
         operationId: 'getMessage',
         tags: ['Messages'],
-        summary: 'A message with its current status',
+        summary: 'Get a message',
+        description: 'A message with its current status.',
         security: BEARER,
         params: IdParams,
         response: { 200: MessageView, ...errorResponses('not_found') },
@@ -274,9 +275,9 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
       schema: {
         operationId: 'listMessages',
         tags: ['Messages'],
-        summary: 'The project’s messages, newest first',
+        summary: 'List messages',
         description:
-          'A bare array. Pages with `limit` and the opaque `cursor` of the `Link: <…>; rel="next"` header, which is absent on the last page. ' +
+          'The project’s messages, newest first. A bare array. Pages with `limit` and the opaque `cursor` of the `Link: <…>; rel="next"` header, which is absent on the last page. ' +
           '`batchId` lists one batch’s messages.',
         security: BEARER,
         querystring: ListQuery,
@@ -312,7 +313,8 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
       schema: {
         operationId: 'listMessageEvents',
         tags: ['Messages'],
-        summary: 'A message’s status history, each change with its webhook deliveries',
+        summary: 'List a message’s events',
+        description: 'A message’s status history, each change with its webhook deliveries.',
         security: BEARER,
         params: IdParams,
         response: { 200: Type.Array(EventView), ...errorResponses('not_found') },

@@ -48,7 +48,7 @@ export async function optOutRoutes(app: FastifyInstance, ctx: HttpContext): Prom
       schema: {
         operationId: 'getOptOutSettings',
         tags: ['Suppressions'],
-        summary: 'The project’s opt-out keywords',
+        summary: 'Get opt-out keywords',
         description: DESCRIPTION,
         security: BEARER,
         response: { 200: OptOutView, ...errorResponses() },
@@ -64,8 +64,8 @@ export async function optOutRoutes(app: FastifyInstance, ctx: HttpContext): Prom
       schema: {
         operationId: 'updateOptOutSettings',
         tags: ['Suppressions'],
-        summary: 'Replace the project’s opt-out keywords, or turn them off',
-        description: `${DESCRIPTION} Numbers already suppressed stay suppressed.`,
+        summary: 'Update opt-out keywords',
+        description: `Replaces the project’s opt-out keywords, or turns them off. ${DESCRIPTION} Numbers already suppressed stay suppressed.`,
         security: BEARER,
         body: OptOutChange,
         response: { 200: OptOutView, ...errorResponses('validation_failed', 'invalid_json') },

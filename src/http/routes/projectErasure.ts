@@ -36,7 +36,7 @@ export async function projectErasureRoutes(app: FastifyInstance, ctx: HttpContex
     {
       schema: {
         tags: ['Projects'],
-        summary: 'Erase the project and everything it holds',
+        summary: 'Erase the project',
         description:
           'Erases the project with its API keys, provider credentials and callback URL, templates, messages ' +
           '(with their status history and idempotency records) and webhook deliveries (with their attempts), all at ' +

@@ -48,9 +48,9 @@ export async function projectRetentionRoutes(app: FastifyInstance, ctx: HttpCont
       schema: {
         operationId: 'getProjectRetention',
         tags: ['Projects'],
-        summary: 'How long the project’s data is kept',
+        summary: 'Get data retention',
         description:
-          'Messages (with their status events and webhook deliveries) and webhook deliveries are removed once ' +
+          'How long the project’s data is kept. Messages (with their status events and webhook deliveries) and webhook deliveries are removed once ' +
           'finished and older than their retention; a removed message answers 404 everywhere, and its counts stay ' +
           'in analytics.',
         security: BEARER,
@@ -70,9 +70,9 @@ export async function projectRetentionRoutes(app: FastifyInstance, ctx: HttpCont
       schema: {
         operationId: 'setProjectRetention',
         tags: ['Projects'],
-        summary: 'Keep the project’s data for less time',
+        summary: 'Shorten data retention',
         description:
-          'Durations such as 30s, 15m, 12h or 90d, from 1s up to the operator’s retention (`maximum`): a project may ' +
+          'Keeps the project’s data for less time. Durations such as 30s, 15m, 12h or 90d, from 1s up to the operator’s retention (`maximum`): a project may ' +
           'shorten its retention, never extend it (400 validation_failed). A field left out is unchanged; null ' +
           'returns to the operator’s retention. Takes effect at the next purge run.',
         security: BEARER,

@@ -91,8 +91,8 @@ export async function projectRoutes(app: FastifyInstance, ctx: HttpContext): Pro
     {
       schema: {
         tags: ['Projects'],
-        summary: 'Create a project and its first API key',
-        description: 'The only endpoint without an API key. Rate-limited per client address.',
+        summary: 'Create a project',
+        description: 'Creates a project and its first API key (in the answer, shown once). The only endpoint without an API key. Rate-limited per client address.',
         body: CreateProjectBody,
         response: {
           200: CreatedProject,
@@ -150,7 +150,8 @@ export async function projectRoutes(app: FastifyInstance, ctx: HttpContext): Pro
     {
       schema: {
         tags: ['Projects'],
-        summary: 'The project of the calling API key',
+        summary: 'Get the project',
+        description: 'The project of the calling API key: its provider setup, callback URL and sending number.',
         security: BEARER,
         response: { 200: ProjectView, ...errorResponses() },
       },

@@ -166,9 +166,9 @@ export async function providerCredentialRoutes(app: FastifyInstance, ctx: HttpCo
     {
       schema: {
         tags: ['Projects'],
-        summary: 'Save the provider credentials and the callback URL',
+        summary: 'Save provider credentials',
         description:
-          'The first call needs `providerPhoneNumberId` and `providerAccessToken` together. Once they are ' +
+          'Saves the provider credentials and the callback URL. The first call needs `providerPhoneNumberId` and `providerAccessToken` together. Once they are ' +
           'saved, a body with only `callbackUrl` changes just the URL (`null` removes it), and new ' +
           'credentials (again both together) rotate the token. The token is encrypted at rest and never returned. ' +
           'With the WhatsApp provider, the credentials are checked with Meta before they are saved (a refusal is ' +

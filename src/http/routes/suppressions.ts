@@ -70,9 +70,9 @@ export async function suppressionRoutes(app: FastifyInstance, ctx: HttpContext):
       schema: {
         operationId: 'createSuppression',
         tags: ['Suppressions'],
-        summary: 'Stop sending to a number (opt-out)',
+        summary: 'Suppress a phone number',
         description:
-          'Sends to the number are refused from now on with 422 recipient_suppressed (single sends, batch items, scheduled ' +
+          'Stops sending to a number (an opt-out). Sends to the number are refused from now on with 422 recipient_suppressed (single sends, batch items, scheduled ' +
           'sends). Messages accepted before stay as they are: cancel them to stop them. 201 with the new record; a number ' +
           'already on the list answers 200 with its record, unchanged (a marketing-only one becomes `scope: "all"`).',
         security: BEARER,
@@ -107,8 +107,8 @@ export async function suppressionRoutes(app: FastifyInstance, ctx: HttpContext):
       schema: {
         operationId: 'listSuppressions',
         tags: ['Suppressions'],
-        summary: 'The project’s suppressed numbers, newest first',
-        description: 'A bare array, paged like every list (`limit`, `cursor`, `Link: <…>; rel="next"`).',
+        summary: 'List suppressions',
+        description: 'The project’s suppressed numbers, newest first. A bare array, paged like every list (`limit`, `cursor`, `Link: <…>; rel="next"`).',
         security: BEARER,
         querystring: Type.Object({ ...PageQuery }, { additionalProperties: false }),
         response: { 200: Type.Array(SuppressionView), ...errorResponses('validation_failed') },
@@ -128,7 +128,8 @@ export async function suppressionRoutes(app: FastifyInstance, ctx: HttpContext):
       schema: {
         operationId: 'getSuppression',
         tags: ['Suppressions'],
-        summary: 'Whether a number is suppressed, and why',
+        summary: 'Get a suppression',
+        description: 'Whether a number is suppressed, and why (404 when it is not).',
         security: BEARER,
         params: NumberParams,
         response: { 200: SuppressionView, ...errorResponses('validation_failed', 'not_found') },
@@ -149,8 +150,8 @@ export async function suppressionRoutes(app: FastifyInstance, ctx: HttpContext):
       schema: {
         operationId: 'deleteSuppression',
         tags: ['Suppressions'],
-        summary: 'Send to a number again',
-        description: 'Removes the number from the suppression list: 204, or 404 when it is not on it.',
+        summary: 'Remove a suppression',
+        description: 'Sends to the number again. Removes the number from the suppression list: 204, or 404 when it is not on it.',
         security: BEARER,
         params: NumberParams,
         response: { 204: Type.Null({ description: 'Removed.' }), ...errorResponses('validation_failed', 'not_found') },

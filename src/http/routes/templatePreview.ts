@@ -30,9 +30,9 @@ export async function templatePreviewRoutes(app: FastifyInstance, ctx: HttpConte
       schema: {
         operationId: 'previewTemplate',
         tags: ['Templates'],
-        summary: 'Render a template with variables, without sending',
+        summary: 'Preview a template',
         description:
-          'What a recipient would see, checked by the rules a send applies to its values (400 validation_failed, 422 ' +
+          'Renders a template with variables, without sending. What a recipient would see, checked by the rules a send applies to its values (400 validation_failed, 422 ' +
           'template_variables_mismatch): the header (text, media type and link, or location), body, footer and, for a rich ' +
           'template, its buttons with their resolved URL and payload. Takes the send’s `variables`, `headerVariables`, ' +
           '`headerMedia`, `headerLocation` and `buttons`. Works whatever the template’s status, so a template can be previewed while PENDING.',

@@ -28,9 +28,9 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
     {
       schema: {
         tags: ['Templates'],
-        summary: 'Register a template for provider review',
+        summary: 'Create a template',
         description:
-          'The template starts PENDING and becomes APPROVED or REJECTED when the provider has reviewed it. ' +
+          'Registers a template for the provider’s review. The template starts PENDING and becomes APPROVED or REJECTED when the provider has reviewed it. ' +
           'Each (name, language) pair can be registered once per project. The template is stored before it is ' +
           'submitted to the provider; if that submission fails, it is registered all the same (PENDING) and the ' +
           'review worker checks it with the provider. When the provider account cannot take templates (its business ' +
@@ -66,7 +66,7 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
     {
       schema: {
         tags: ['Templates'],
-        summary: 'List the templates of the project',
+        summary: 'List templates',
         description: 'Newest first. When more follow, the `Link` header carries the next page (rel="next").',
         security: BEARER,
         querystring: Type.Object(PageQuery, { additionalProperties: false }),

@@ -45,9 +45,9 @@ export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): 
     {
       schema: {
         tags: [TAG],
-        summary: 'Settle the review of a PENDING template now',
+        summary: 'Review a template (sandbox)',
         description:
-          'Sandbox only (404 under any other provider). Makes the review happen at once, with the given outcome, ' +
+          'Settles the review of a PENDING template now. Sandbox only (404 under any other provider). Makes the review happen at once, with the given outcome, ' +
           'whatever the sandbox review rules would decide. A template already in the requested status is answered ' +
           'as it is (200); one already settled the other way is 409 template_not_pending. `reason` is used with ' +
           'REJECTED only and ignored with APPROVED.',
@@ -102,9 +102,9 @@ export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): 
     {
       schema: {
         tags: [TAG],
-        summary: 'Move a message to a later status now',
+        summary: 'Advance a message (sandbox)',
         description:
-          'Sandbox only. Reports the status as the provider would — through the same path, so the state machine, ' +
+          'Moves a message to a later status now. Sandbox only. Reports the status as the provider would — through the same path, so the state machine, ' +
           'events and webhooks all apply: skipped states are filled in (READ implies DELIVERED). The status the message ' +
           'already has is answered as it is (200); an earlier one, FAILED after READ, or any other status after READ or ' +
           'FAILED is 409 invalid_status_transition.',
@@ -149,9 +149,9 @@ export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): 
       schema: {
         operationId: 'replyToMessageInSandbox',
         tags: [TAG],
-        summary: 'Simulate the recipient answering a message',
+        summary: 'Reply to a message (sandbox)',
         description:
-          'Sandbox only. `buttonIndex`: a tap on that button of the message’s template (a QUICK_REPLY; its payload is the one ' +
+          'Simulates the recipient answering a message. Sandbox only. `buttonIndex`: a tap on that button of the message’s template (a QUICK_REPLY; its payload is the one ' +
           'the message was sent with, else the button’s text); `text`: a message written in reply. Give one of the two. ' +
           'Recorded as a provider’s reply would be: listed in the message’s events, emitted as `message.replied` to the ' +
           'webhook endpoints that take it (never the callbackUrl), and checked against the project’s opt-out keywords. ' +

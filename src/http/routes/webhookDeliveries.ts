@@ -61,9 +61,9 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
       schema: {
         operationId: 'listWebhookDeliveries',
         tags: ['Webhooks'],
-        summary: 'List the project’s webhook deliveries, newest first',
+        summary: 'List webhook deliveries',
         description:
-          'A bare array, paged with `limit` and `cursor` (the next page is in the `Link: <…>; rel="next"` ' +
+          'The project’s webhook deliveries, newest first. A bare array, paged with `limit` and `cursor` (the next page is in the `Link: <…>; rel="next"` ' +
           'header). Attempts are listed without the receiver’s answers; read one delivery for those.',
         security: BEARER,
         querystring: ListQuery,
@@ -98,8 +98,8 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
       schema: {
         operationId: 'getWebhookDelivery',
         tags: ['Webhooks'],
-        summary: 'A webhook delivery with every attempt',
-        description: 'Each attempt: when, where, the status code, how long, why it failed, and the first 1 KiB of the answer.',
+        summary: 'Get a webhook delivery',
+        description: 'A webhook delivery with every attempt. Each attempt: when, where, the status code, how long, why it failed, and the first 1 KiB of the answer.',
         security: BEARER,
         params: DeliveryIdParams,
         response: { 200: WebhookDeliveryView, ...errorResponses('not_found') },
@@ -114,7 +114,7 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
       schema: {
         operationId: 'recoverWebhookDeliveries',
         tags: ['Webhooks'],
-        summary: 'Send failed webhook deliveries again',
+        summary: 'Recover failed webhook deliveries',
         description:
           'Re-queues every failed delivery of the project whose last attempt was at or after `since` (at most 7 days ' +
           'ago; 422 invalid_time_range otherwise): each is attempted again now, with the same delivery id and body, ' +
@@ -157,9 +157,9 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
       schema: {
         operationId: 'retryWebhookDelivery',
         tags: ['Webhooks'],
-        summary: 'Send a webhook delivery again, now',
+        summary: 'Retry a webhook delivery',
         description:
-          'Makes the delivery due at once, whatever its status: a new attempt with the same delivery id ' +
+          'Sends it again, now. Makes the delivery due at once, whatever its status: a new attempt with the same delivery id ' +
           '(X-Service-Delivery, webhook-id), the same body, a fresh timestamp and signature. Answers 202 with ' +
           'the delivery (`pending`); read it back for the attempt. If that attempt fails, the delivery follows ' +
           'the retry schedule when attempts remain in it, and is failed otherwise. When an attempt is in ' +

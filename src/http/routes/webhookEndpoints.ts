@@ -130,7 +130,7 @@ export async function webhookEndpointRoutes(app: FastifyInstance, ctx: HttpConte
       schema: {
         operationId: 'createWebhookEndpoint',
         tags: ['Webhooks'],
-        summary: 'Add a webhook endpoint',
+        summary: 'Create a webhook endpoint',
         description:
           'Every event then goes to the project’s callbackUrl (if set) and to each enabled endpoint whose `events` ' +
           'take it: one delivery per destination, signed with the project’s webhook secret, with the same headers ' +
@@ -184,8 +184,8 @@ export async function webhookEndpointRoutes(app: FastifyInstance, ctx: HttpConte
       schema: {
         operationId: 'listWebhookEndpoints',
         tags: ['Webhooks'],
-        summary: 'List the project’s webhook endpoints, newest first',
-        description: 'A bare array, paged with `limit` and `cursor` (the next page is in the `Link: <…>; rel="next"` header).',
+        summary: 'List webhook endpoints',
+        description: 'The project’s webhook endpoints, newest first. A bare array, paged with `limit` and `cursor` (the next page is in the `Link: <…>; rel="next"` header).',
         security: BEARER,
         querystring: Type.Object(PageQuery, { additionalProperties: false }),
         response: { 200: Type.Array(WebhookEndpointView), ...errorResponses('validation_failed') },
@@ -208,7 +208,7 @@ export async function webhookEndpointRoutes(app: FastifyInstance, ctx: HttpConte
       schema: {
         operationId: 'getWebhookEndpoint',
         tags: ['Webhooks'],
-        summary: 'A webhook endpoint',
+        summary: 'Get a webhook endpoint',
         security: BEARER,
         params: EndpointIdParams,
         response: { 200: WebhookEndpointView, ...errorResponses('not_found') },
@@ -228,7 +228,7 @@ export async function webhookEndpointRoutes(app: FastifyInstance, ctx: HttpConte
       schema: {
         operationId: 'updateWebhookEndpoint',
         tags: ['Webhooks'],
-        summary: 'Change a webhook endpoint',
+        summary: 'Update a webhook endpoint',
         description:
           'Only the fields sent change; `events: null` subscribes it to every event. A new URL applies to every ' +
           'delivery of the endpoint not yet succeeded, retries included. Disabling it stops new deliveries at once; ' +

@@ -84,9 +84,9 @@ export async function webhookSecretRoutes(app: FastifyInstance, ctx: HttpContext
     {
       schema: {
         tags: ['Webhooks'],
-        summary: 'The secrets that sign the project’s webhooks',
+        summary: 'Get the webhook signing secret',
         description:
-          'Verify `webhook-signature` (Standard Webhooks) with any of `secrets`. Answered with `Cache-Control: no-store`.',
+          'The secrets that sign the project’s webhooks. Verify `webhook-signature` (Standard Webhooks) with any of `secrets`. Answered with `Cache-Control: no-store`.',
         security: BEARER,
         response: { 200: WebhookSecretView, ...errorResponses() },
       },
