@@ -580,7 +580,7 @@ export interface paths {
         };
         /**
          * A webhook delivery with every attempt
-         * @description Each attempt: when, where, the status code, how long, why it failed, and the first 1 KiB of the answer.
+         * @description The body sent (`payload`) and each attempt: when, where, the status code, how long, why it failed, and the first 1 KiB of the answer.
          */
         get: operations["getWebhookDelivery"];
         put?: never;
@@ -1291,6 +1291,11 @@ export interface components {
                 checkedAt: string | null;
             };
             /**
+             * @description Which provider this svc sends through (SVC_PROVIDER): `sandbox` simulates WhatsApp and sends nothing. Read-only.
+             * @enum {unknown}
+             */
+            providerName?: "sandbox" | "whatsapp";
+            /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
              */
@@ -1688,6 +1693,8 @@ export interface components {
                 consecutiveFailures: number;
                 lastError?: string;
             };
+            /** @description The JSON body sent, the same bytes on every attempt (GET /v1/webhook-deliveries/{id} only, not in lists). */
+            payload?: string;
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
