@@ -27,8 +27,9 @@ export interface BubbleContent {
   buttons?: BubbleButton[];
 }
 
-const MEDIA_ICON: Record<string, string> = { IMAGE: '🖼', VIDEO: '🎬', DOCUMENT: '📄', LOCATION: '📍' };
-const BUTTON_ICON: Record<string, string> = { URL: '↗', PHONE_NUMBER: '📞', COPY_CODE: '⧉', QUICK_REPLY: '↩', OTP: '⧉' };
+// Characters every system font has (no emoji font needed).
+const MEDIA_ICON: Record<string, string> = { IMAGE: '▣', VIDEO: '▶', DOCUMENT: '▤', LOCATION: '⌖' };
+const BUTTON_ICON: Record<string, string> = { URL: '↗', PHONE_NUMBER: '☎', COPY_CODE: '❐', QUICK_REPLY: '↩', OTP: '❐' };
 
 function headerPart(header: BubbleHeader): HTMLElement {
   if (typeof header === 'string') return h('p', { class: 'bubble-header' }, header);

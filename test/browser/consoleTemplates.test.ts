@@ -1,0 +1,269 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { FAKE_WABA_ID, type FakeGraphApi } from '../support/fakeGraphApi.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/until.ts';
+import { connectedProject, postWebhook, providerTemplateIdOf, startWhatsApp, templateWebhook, templateWith, type WhatsAppSetup } from '../support/whatsapp.ts';
+
+// Rich templates in the console (CONTRACT §9, issue 21) in Debian's Chromium: an IMAGE header
+// and a URL button with a trailing {{1}} registered through the template form (its live preview
+// checked on the way), approved, and sent from the send form; then what svc stored and what
+// reached the provider are read back: with the sandbox through the API, and with the WhatsApp
+// provider as the Graph API payload the (fake) Graph API received. The recipient's reply shows on
+// the message's timeline. Screenshots (1280 and 360 px wide) go to artifacts/screenshots/.
+
+const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const REQUIRED = process.env.SVC_TEST_BROWSER === 'required';
+const SCREENSHOTS = fileURLToPath(new URL('../../artifacts/screenshots/', import.meta.url));
+const WAIT_MS = 20_000;
+
+const missing = existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set SVC_TEST_CHROMIUM)`;
+if (missing && REQUIRED) throw new Error(`browser tests are required here, but there is ${missing}`);
+
+const HANDLE = '4::aW1hZ2UvanBlZw==:ARb-sample';
+const BODY = 'Hello {{1}}, your order {{2}} is ready.';
+const IMAGE_LINK = 'https://cdn.example.com/products/sneaker-1001.jpg';
+
+describe('rich templates in the console (Chromium)', { skip: missing }, () => {
+  let browser: Browser;
+  const pageErrors: string[] = [];
+
+  before(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    browser = await chromium.launch({ executablePath: CHROMIUM });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  async function signedIn(server: TestServer, key: string): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(WAIT_MS);
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(`${server.url}/console`);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { name: 'Messages', level: 1 }).waitFor();
+    return page;
+  }
+
+  const noSideways = async (page: Page, width: number) => {
+    const scrollWidth = Number(await page.evaluate('document.documentElement.scrollWidth'));
+    // The elements reaching past the screen's edge, to say what overflows.
+    const wide = await page.evaluate(`[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > ${width} + 1).slice(0, 5).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join(', ')`);
+    assert.ok(scrollWidth <= width, `the page is ${scrollWidth} px wide at ${width} px: ${wide}`);
+  };
+
+  /** Fills the template form: IMAGE header (a handle as sample), body with examples, a URL and a quick-reply button. */
+  async function fillTemplate(page: Page, name: string): Promise<void> {
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Templates', exact: true }).click();
+    const form = page.locator('form.template-form');
+    await form.getByLabel('Name', { exact: true }).fill(name);
+    await form.getByLabel('Category').selectOption('MARKETING');
+    await form.getByLabel('Header type').selectOption('IMAGE');
+    await form.getByLabel('Header sample from').selectOption('handle');
+    await form.getByLabel('Header sample', { exact: true }).fill(HANDLE);
+    // Issue 22: an example is asked only for the placeholders the body has.
+    await form.getByLabel('Body', { exact: true }).fill('Hello {{1}}');
+    assert.equal(await form.getByLabel(/^Body \{\{\d\}\} example$/).count(), 1, 'one example for {{1}}, none for a {{2}} not in the text');
+    await form.getByLabel('Body', { exact: true }).fill('Hello {{1}}, your order {{3}}');
+    assert.deepEqual(
+      await form.locator('input[data-group="body"]').evaluateAll((inputs) => inputs.map((input) => (input as HTMLInputElement).dataset.key)),
+      ['1', '3'],
+      'examples for {{1}} and {{3}} only',
+    );
+    await form.getByLabel('Body', { exact: true }).fill(BODY);
+    await form.getByLabel('Body {{1}} example').fill('Ana');
+    await form.getByLabel('Body {{2}} example').fill('A-1001');
+    await form.getByLabel('Footer (optional)').fill('Acme Shoes');
+    await form.getByLabel('Button type').selectOption('URL');
+    await form.getByRole('button', { name: 'Add button' }).click();
+    await form.getByLabel('Button 1 text').fill('Track order');
+    await form.getByLabel('Button 1 URL', { exact: true }).fill('https://shop.example.com/track/{{1}}');
+    await form.getByLabel('Button 1 URL example').fill('A-1001');
+    await form.getByLabel('Button type').selectOption('QUICK_REPLY');
+    await form.getByRole('button', { name: 'Add button' }).click();
+    await form.getByLabel('Button 2 text').fill('Stop promotions');
+
+    const preview = form.locator('.builder-preview .bubble');
+    await preview.locator('.bubble-media[data-format="IMAGE"]').waitFor();
+    assert.equal(await preview.locator('.bubble-body').textContent(), 'Hello Ana, your order A-1001 is ready.');
+    assert.equal(await preview.locator('.bubble-footer').textContent(), 'Acme Shoes');
+    assert.equal(await preview.locator('li[data-button="URL"] .button-text').textContent(), 'Track order');
+    assert.equal(await preview.locator('li[data-button="URL"] .button-detail').textContent(), 'https://shop.example.com/track/A-1001');
+    assert.equal(await preview.locator('li[data-button="QUICK_REPLY"] .button-text').textContent(), 'Stop promotions');
+  }
+
+  const EXPECTED_COMPONENTS = [
+    { type: 'HEADER', format: 'IMAGE', example: { header_handle: [HANDLE] } },
+    { type: 'BODY', text: BODY, example: { body_text: [['Ana', 'A-1001']] } },
+    { type: 'FOOTER', text: 'Acme Shoes' },
+    {
+      type: 'BUTTONS',
+      buttons: [
+        { type: 'URL', text: 'Track order', url: 'https://shop.example.com/track/{{1}}', example: ['A-1001'] },
+        { type: 'QUICK_REPLY', text: 'Stop promotions' },
+      ],
+    },
+  ];
+
+  /** Sends the approved template from the messages page; the new message's id. */
+  async function sendFromConsole(page: Page, name: string): Promise<string> {
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Messages', exact: true }).click();
+    await page.locator('details.send > summary').click();
+    const form = page.locator('details.send form');
+    await form.getByLabel('Template').selectOption({ label: `${name} (en_US)` });
+    await form.getByLabel('To', { exact: true }).fill('+5511987654321');
+    await form.getByLabel('Header image link').fill(IMAGE_LINK);
+    await form.getByLabel('Body {{1}}').fill('Bia');
+    await form.getByLabel('Body {{2}}').fill('A-2002');
+    await form.getByLabel('Button 1 “Track order” URL suffix').fill('A-2002');
+    await form.getByLabel('Button 2 “Stop promotions” payload (optional)').fill('STOP_PROMOS');
+    const preview = form.locator('.builder-preview .bubble');
+    assert.equal(await preview.locator('.bubble-media[data-format="IMAGE"] .media-link').textContent(), IMAGE_LINK);
+    assert.equal(await preview.locator('.bubble-body').textContent(), 'Hello Bia, your order A-2002 is ready.');
+    assert.equal(await preview.locator('li[data-button="URL"] .button-detail').textContent(), 'https://shop.example.com/track/A-2002');
+    await form.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.waitForURL(/\/console\/messages\/msg_/);
+    return page.url().split('/').pop()!;
+  }
+
+  it('with the sandbox: registers, gets approved, sends, and shows the recipient’s reply', async () => {
+    const server = await startTestServer('sqlite', {
+      env: { SVC_SANDBOX_REVIEW_DELAY_MS: '300', SVC_SANDBOX_DELIVERY_DELAY_MS: '200', SVC_SANDBOX_READ_DELAY_MS: '300' },
+    });
+    try {
+      const { key } = await server.createProject('Rich Co');
+      const saved = await server.call('PUT', '/v1/projects/me/provider-credentials', { key, body: { providerPhoneNumberId: '1065550001', providerAccessToken: 'EAAG-test' } });
+      assert.equal(saved.status, 200, saved.text);
+      const page = await signedIn(server, key);
+
+      await fillTemplate(page, 'sneaker_ready');
+      await page.screenshot({ path: `${SCREENSHOTS}rich-template-form.png`, fullPage: true });
+      await page.getByRole('button', { name: 'Register' }).click();
+      await page.getByText('Template sneaker_ready (en_US) registered').waitFor();
+      await page.locator('tr[data-template="sneaker_ready"] td[data-status="APPROVED"]').waitFor();
+      const templates = (await server.call('GET', '/v1/templates', { key })).body as { name: string; components: unknown[] }[];
+      assert.deepEqual(templates.find((template) => template.name === 'sneaker_ready')!.components, EXPECTED_COMPONENTS);
+
+      const messageId = await sendFromConsole(page, 'sneaker_ready');
+      const stored = await server.call('GET', `/v1/messages/${messageId}`, { key });
+      assert.equal(stored.status, 200, stored.text);
+      assert.deepEqual(stored.body.content, {
+        header: { type: 'IMAGE', link: IMAGE_LINK },
+        body: 'Hello Bia, your order A-2002 is ready.',
+        footer: 'Acme Shoes',
+        buttons: [
+          { type: 'URL', text: 'Track order', url: 'https://shop.example.com/track/A-2002' },
+          { type: 'QUICK_REPLY', text: 'Stop promotions', payload: 'STOP_PROMOS' },
+        ],
+      });
+      await page.locator('.phone .bubble-media[data-format="IMAGE"]').waitFor();
+      await page.locator('.timeline li[data-status="READ"]').waitFor();
+
+      // The recipient taps "Stop promotions": the reply is on the message's timeline.
+      const replied = await server.call('POST', `/v1/test-helpers/messages/${messageId}/reply`, { key, body: { buttonIndex: 1 } });
+      assert.equal(replied.status, 200, replied.text);
+      await page.reload();
+      const reply = page.locator('.timeline li[data-event="message.replied"] .reply');
+      await reply.waitFor();
+      assert.equal(await reply.getAttribute('data-reply'), 'button');
+      assert.equal(await reply.locator('q').textContent(), 'Stop promotions');
+      assert.match((await reply.textContent())!, /payload STOP_PROMOS/);
+      await page.screenshot({ path: `${SCREENSHOTS}rich-message.png`, fullPage: true });
+
+      // A phone: the form, its preview and the message page fit 360 px.
+      await page.setViewportSize({ width: 360, height: 780 });
+      await noSideways(page, 360);
+      await page.screenshot({ path: `${SCREENSHOTS}phone-rich-message.png`, fullPage: true });
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Templates', exact: true }).click();
+      await page.locator('main table td').first().waitFor();
+      await page.locator('form.template-form').getByLabel('Header type').selectOption('IMAGE');
+      await noSideways(page, 360);
+      await page.screenshot({ path: `${SCREENSHOTS}phone-rich-template-form.png`, fullPage: true });
+      await page.context().close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('shows a refused template’s field errors in the form’s words, never as JSON pointers', async () => {
+    const server = await startTestServer('sqlite', { env: { SVC_SANDBOX_REVIEW_DELAY_MS: '300' } });
+    try {
+      const { key } = await server.createProject('Errors Co');
+      await server.call('PUT', '/v1/projects/me/provider-credentials', { key, body: { providerPhoneNumberId: '1065550001', providerAccessToken: 'EAAG-test' } });
+      const page = await signedIn(server, key);
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Templates', exact: true }).click();
+      const form = page.locator('form.template-form');
+      await form.getByLabel('Name', { exact: true }).fill('bad_phone');
+      await form.getByLabel('Body', { exact: true }).fill('Call us when you like.');
+      await form.getByLabel('Button type').selectOption('PHONE_NUMBER');
+      await form.getByRole('button', { name: 'Add button' }).click();
+      await form.getByLabel('Button 1 text').fill('Call us');
+      // Not E.164: the API refuses it, naming /components/1/buttons/0/phone_number.
+      await form.getByLabel('Button 1 phone number').fill('555-0100');
+      await form.getByRole('button', { name: 'Register' }).click();
+      const alert = form.getByRole('alert');
+      await alert.waitFor();
+      const text = (await alert.textContent())!;
+      assert.doesNotMatch(text, /\/components|\/buttons|\/phone_number/, text);
+      assert.match(text, /Button 1 phone number/, text);
+      await page.screenshot({ path: `${SCREENSHOTS}rich-template-error.png`, fullPage: true });
+      await page.context().close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('with the WhatsApp provider: the Graph API receives Meta’s shapes for what the console registered and sent', async () => {
+    let setup: WhatsAppSetup | undefined;
+    try {
+      setup = await startWhatsApp('sqlite');
+      const { server, fake } = setup as { server: TestServer; fake: FakeGraphApi };
+      const { key } = await connectedProject(server);
+      const page = await signedIn(server, key);
+      await fillTemplate(page, 'sneaker_ready');
+      await page.getByRole('button', { name: 'Register' }).click();
+      await page.getByText('Template sneaker_ready (en_US) registered').waitFor();
+
+      // What Meta was asked to review: the console's components, as they are.
+      const created = fake.requests.find((request) => request.method === 'POST' && request.path.endsWith(`/${FAKE_WABA_ID}/message_templates`));
+      assert.ok(created, `a template creation at the Graph API: ${fake.requests.map((request) => `${request.method} ${request.path}`).join(', ')}`);
+      assert.equal(created.body.category, 'MARKETING');
+      assert.deepEqual(created.body.components, EXPECTED_COMPONENTS);
+
+      // Meta approves it, and says so by webhook.
+      const templateId = ((await server.call('GET', '/v1/templates', { key })).body as { id: string; name: string }[]).find((template) => template.name === 'sneaker_ready')!.id;
+      const providerTemplateId = await providerTemplateIdOf(server, templateId);
+      fake.review(providerTemplateId, 'APPROVED');
+      assert.equal((await postWebhook(server, templateWebhook(providerTemplateId, 'APPROVED'))).status, 200);
+      await templateWith(server, key, templateId, (template) => template.status === 'APPROVED');
+      await page.locator('tr[data-template="sneaker_ready"] td[data-status="APPROVED"]').waitFor();
+
+      const messageId = await sendFromConsole(page, 'sneaker_ready');
+      const sent = await until('the send at the Graph API', async () => fake.sends().find((request) => request.headers['idempotency-key'] !== undefined || request.body?.to) ?? undefined);
+      assert.equal(sent.body.messaging_product, 'whatsapp');
+      assert.equal(sent.body.type, 'template');
+      assert.equal(sent.body.template.name, 'sneaker_ready');
+      assert.deepEqual(sent.body.template.components, [
+        { type: 'header', parameters: [{ type: 'image', image: { link: IMAGE_LINK } }] },
+        { type: 'body', parameters: [{ type: 'text', text: 'Bia' }, { type: 'text', text: 'A-2002' }] },
+        { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'A-2002' }] },
+        { type: 'button', sub_type: 'quick_reply', index: '1', parameters: [{ type: 'payload', payload: 'STOP_PROMOS' }] },
+      ]);
+      const stored = await server.call('GET', `/v1/messages/${messageId}`, { key });
+      assert.deepEqual(stored.body.content.header, { type: 'IMAGE', link: IMAGE_LINK });
+      await page.context().close();
+    } finally {
+      await setup?.close();
+    }
+  });
+
+  it('threw no error in the pages', () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});
