@@ -72,7 +72,7 @@ describe('rich templates in the console (Chromium)', { skip: missing }, () => {
     assert.equal(await form.getByLabel(/^Body \{\{\d\}\} example$/).count(), 1, 'one example for {{1}}, none for a {{2}} not in the text');
     await form.getByLabel('Body', { exact: true }).fill('Hello {{1}}, your order {{3}}');
     assert.deepEqual(
-      await form.locator('input[data-group="body"]').evaluateAll((inputs) => inputs.map((input) => (input as HTMLInputElement).dataset.key)),
+      await form.locator('input[data-group="body"]').evaluateAll((inputs: { dataset: Record<string, string | undefined> }[]) => inputs.map((input) => input.dataset.key)),
       ['1', '3'],
       'examples for {{1}} and {{3}} only',
     );
