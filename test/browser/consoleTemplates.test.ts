@@ -4,6 +4,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { FAKE_WABA_ID, type FakeGraphApi } from '../support/fakeGraphApi.ts';
+import { startSampleServer } from '../support/sampleServer.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { until } from '../support/until.ts';
 import { connectedProject, postWebhook, providerTemplateIdOf, startWhatsApp, templateWebhook, templateWith, type WhatsAppSetup } from '../support/whatsapp.ts';
@@ -191,6 +192,139 @@ describe('rich templates in the console (Chromium)', { skip: missing }, () => {
     }
   });
 
+  it('registers every other component type from the form, and sends each with the values its template needs', async () => {
+    const server = await startTestServer('sqlite', {
+      env: { SVC_SANDBOX_REVIEW_DELAY_MS: '300', SVC_SANDBOX_DELIVERY_DELAY_MS: '200', SVC_SANDBOX_READ_DELAY_MS: '300' },
+    });
+    const samples = await startSampleServer();
+    try {
+      const { key } = await server.createProject('Every Co');
+      await server.call('PUT', '/v1/projects/me/provider-credentials', { key, body: { providerPhoneNumberId: '1065550001', providerAccessToken: 'EAAG-test' } });
+      const page = await signedIn(server, key);
+      const form = page.locator('form.template-form');
+      const stored = async (name: string) => {
+        await page.locator(`tr[data-template="${name}"] td[data-status="APPROVED"]`).waitFor();
+        return ((await server.call('GET', '/v1/templates', { key })).body as { name: string; category: string; parameterFormat: string; components: any[] }[]).find((template) => template.name === name)!;
+      };
+      const register = async (name: string, fill: () => Promise<void>) => {
+        await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Templates', exact: true }).click();
+        await form.getByLabel('Name', { exact: true }).fill(name);
+        await fill();
+        await form.getByRole('button', { name: 'Register' }).click();
+        await page.getByText(`Template ${name} (en_US) registered`).waitFor();
+        return stored(name);
+      };
+
+      // NAMED parameters, a DOCUMENT header whose sample svc downloads, a phone and a copy-code button.
+      const invoice = await register('invoice_ready', async () => {
+        await form.getByLabel('Parameters').selectOption('NAMED');
+        await form.getByLabel('Header type').selectOption('DOCUMENT');
+        await form.getByLabel('Header sample from').selectOption('url');
+        await form.getByLabel('Header sample', { exact: true }).fill(`${samples.url}/invoice.pdf`);
+        await form.getByLabel('Body', { exact: true }).fill('Hi {{first_name}}, invoice {{invoice_no}} is attached.');
+        await form.getByLabel('Body {{first_name}} example').fill('Ana');
+        await form.getByLabel('Body {{invoice_no}} example').fill('F-1');
+        await form.getByLabel('Button type').selectOption('PHONE_NUMBER');
+        await form.getByRole('button', { name: 'Add button' }).click();
+        await form.getByLabel('Button 1 text').fill('Call us');
+        await form.getByLabel('Button 1 phone number').fill('+15550051310');
+        await form.getByLabel('Button type').selectOption('COPY_CODE');
+        await form.getByRole('button', { name: 'Add button' }).click();
+        await form.getByLabel('Button 2 code example').fill('SAVE20');
+        const preview = form.locator('.builder-preview .bubble');
+        assert.equal(await preview.locator('.bubble-body').textContent(), 'Hi Ana, invoice F-1 is attached.');
+        await preview.locator('.bubble-media[data-format="DOCUMENT"]').waitFor();
+        assert.equal(await preview.locator('li[data-button="PHONE_NUMBER"] .button-detail').textContent(), '+15550051310');
+        assert.equal(await preview.locator('li[data-button="COPY_CODE"] .button-detail').textContent(), 'SAVE20');
+      });
+      assert.equal(invoice.parameterFormat, 'NAMED');
+      assert.deepEqual(invoice.components, [
+        { type: 'HEADER', format: 'DOCUMENT', example: { header_url: [`${samples.url}/invoice.pdf`] } },
+        {
+          type: 'BODY',
+          text: 'Hi {{first_name}}, invoice {{invoice_no}} is attached.',
+          example: { body_text_named_params: [{ param_name: 'first_name', example: 'Ana' }, { param_name: 'invoice_no', example: 'F-1' }] },
+        },
+        { type: 'BUTTONS', buttons: [{ type: 'PHONE_NUMBER', text: 'Call us', phone_number: '+15550051310' }, { type: 'COPY_CODE', example: 'SAVE20' }] },
+      ]);
+      assert.ok(samples.requested.includes('/invoice.pdf'), 'svc downloaded the sample');
+
+      // A LOCATION header (no sample) and a VIDEO one (a handle).
+      const pickup = await register('pickup_point', async () => {
+        await form.getByLabel('Header type').selectOption('LOCATION');
+        await form.getByLabel('Body', { exact: true }).fill('Your order {{1}} waits here.');
+        await form.getByLabel('Body {{1}} example').fill('A-1');
+        await form.locator('.builder-preview .bubble-media[data-format="LOCATION"]').waitFor();
+      });
+      assert.deepEqual(pickup.components[0], { type: 'HEADER', format: 'LOCATION' });
+      const video = await register('unboxing_video', async () => {
+        await form.getByLabel('Category').selectOption('MARKETING');
+        await form.getByLabel('Header type').selectOption('VIDEO');
+        await form.getByLabel('Header sample from').selectOption('handle');
+        await form.getByLabel('Header sample', { exact: true }).fill('4::dmlkZW8=:ARb');
+        await form.getByLabel('Body', { exact: true }).fill('See it unboxed.');
+      });
+      assert.deepEqual(video.components[0], { type: 'HEADER', format: 'VIDEO', example: { header_handle: ['4::dmlkZW8=:ARb'] } });
+
+      // AUTHENTICATION, in Meta's model: the provider's texts, a copy-code button.
+      const login = await register('login_code', async () => {
+        await form.getByLabel('Category').selectOption('AUTHENTICATION');
+        await form.getByLabel('Code expires after (minutes, optional)').fill('5');
+        await form.getByLabel('Copy-code button text').fill('Copy code');
+        assert.equal(await form.locator('.builder-preview .bubble-footer').textContent(), 'This code expires in 5 minutes.');
+      });
+      assert.equal(login.category, 'AUTHENTICATION');
+      assert.equal(login.components[0].add_security_recommendation, true);
+      assert.deepEqual(login.components.slice(1).map((component: any) => component.code_expiration_minutes ?? component.buttons), [5, [{ type: 'OTP', otp_type: 'COPY_CODE', text: 'Copy code' }]]);
+
+      const send = async (name: string, fill: (form: ReturnType<Page['locator']>) => Promise<void>) => {
+        await page.goto(`${server.url}/console/messages`);
+        await page.locator('details.send > summary').click();
+        const sendForm = page.locator('details.send form');
+        await sendForm.getByLabel('Template').selectOption({ label: `${name} (en_US)` });
+        await sendForm.getByLabel('To', { exact: true }).fill('+5511987654321');
+        await fill(sendForm);
+        await sendForm.getByRole('button', { name: 'Send', exact: true }).click();
+        await page.waitForURL(/\/console\/messages\/msg_/);
+        return (await server.call('GET', `/v1/messages/${page.url().split('/').pop()}`, { key })).body.content;
+      };
+      const invoiceSent = await send('invoice_ready', async (sendForm) => {
+        await sendForm.getByLabel('Header document link').fill('https://cdn.example.com/invoices/F-2.pdf');
+        await sendForm.getByLabel('Document file name (optional)').fill('F-2.pdf');
+        await sendForm.getByLabel('Body {{first_name}}').fill('Bia');
+        await sendForm.getByLabel('Body {{invoice_no}}').fill('F-2');
+        await sendForm.getByLabel('Button 2 “Copy offer code” coupon code').fill('SAVE30');
+      });
+      assert.deepEqual(invoiceSent.header, { type: 'DOCUMENT', link: 'https://cdn.example.com/invoices/F-2.pdf', filename: 'F-2.pdf' });
+      assert.equal(invoiceSent.body, 'Hi Bia, invoice F-2 is attached.');
+      assert.equal(invoiceSent.buttons.find((button: any) => button.type === 'COPY_CODE').couponCode, 'SAVE30');
+      await page.locator('.phone .bubble-media[data-format="DOCUMENT"]').waitFor();
+
+      const pickupSent = await send('pickup_point', async (sendForm) => {
+        await sendForm.getByLabel('Latitude').fill('-23.5505');
+        await sendForm.getByLabel('Longitude').fill('-46.6333');
+        await sendForm.getByLabel('Place name (optional)').fill('Acme Store');
+        await sendForm.getByLabel('Body {{1}}').fill('A-3');
+      });
+      assert.deepEqual(pickupSent.header, { type: 'LOCATION', latitude: -23.5505, longitude: -46.6333, name: 'Acme Store' });
+
+      const videoSent = await send('unboxing_video', async (sendForm) => {
+        await sendForm.getByLabel('Header video link').fill('https://cdn.example.com/unboxing.mp4');
+      });
+      assert.deepEqual(videoSent.header, { type: 'VIDEO', link: 'https://cdn.example.com/unboxing.mp4' });
+
+      const loginSent = await send('login_code', async (sendForm) => {
+        await sendForm.getByLabel('Body {{1}}').fill('123456');
+      });
+      assert.match(loginSent.body, /^\*123456\* is your verification code/);
+      await page.screenshot({ path: `${SCREENSHOTS}rich-auth-message.png`, fullPage: true });
+      await page.context().close();
+    } finally {
+      await server.close();
+      await samples.close();
+    }
+  });
+
   it('shows a refused template’s field errors in the form’s words, never as JSON pointers', async () => {
     const server = await startTestServer('sqlite', { env: { SVC_SANDBOX_REVIEW_DELAY_MS: '300' } });
     try {
@@ -226,6 +360,9 @@ describe('rich templates in the console (Chromium)', { skip: missing }, () => {
       const { server, fake } = setup as { server: TestServer; fake: FakeGraphApi };
       const { key } = await connectedProject(server);
       const page = await signedIn(server, key);
+      // The badge is drawn with the project's name, from the same answer: once the name is there, so would it be.
+      await page.locator('#project-name:not(:empty)').waitFor();
+      assert.equal(await page.locator('header .badge-sandbox').count(), 0, 'no sandbox badge with the WhatsApp provider');
       await fillTemplate(page, 'sneaker_ready');
       await page.getByRole('button', { name: 'Register' }).click();
       await page.getByText('Template sneaker_ready (en_US) registered').waitFor();
