@@ -80,7 +80,7 @@ export function sendForm(ctx: PageContext, chosenId?: string): HTMLElement {
       parts.headerFormat === 'TEXT' ? text('header', 'Header', parts.header?.text) : null,
       media
         ? [
-            field(`Header ${media} link`, input('headerMediaLink', { type: 'url', required: true, pattern: 'https://.+', placeholder: `https://example.com/${media}` }), 'An https link the provider fetches.'),
+            field(`Header ${media} link`, input('headerMediaLink', { type: 'url', required: true, pattern: 'https:.+', placeholder: `https://example.com/${media}` }), 'An https link the provider fetches.'),
             parts.headerFormat === 'DOCUMENT' ? field('Document file name (optional)', input('headerMediaFilename', { placeholder: 'invoice.pdf' })) : null,
           ]
         : null,

@@ -160,7 +160,7 @@ export function registerForm(ctx: PageContext, reload: () => Promise<void>): HTM
     };
     const draft: ButtonDraft = { type, element: h('fieldset', { class: 'button-draft', 'data-type': type }) };
     if (type !== 'COPY_CODE') draft.text = input('buttonText', { required: true, maxlength: 25, oninput: drawPreview });
-    if (type === 'URL') draft.url = input('buttonUrl', { required: true, type: 'url', placeholder: 'https://shop.example.com/track/{{1}}', oninput: redraw });
+    if (type === 'URL') draft.url = input('buttonUrl', { required: true, type: 'url', placeholder: 'https://example.com/track/{{1}}', oninput: redraw });
     if (type === 'URL' || type === 'COPY_CODE') draft.example = input('buttonExample', { required: true, oninput: drawPreview, ...(type === 'COPY_CODE' && { maxlength: 15 }) });
     if (type === 'PHONE_NUMBER') draft.phone = input('buttonPhone', { required: true, inputmode: 'tel', placeholder: '+15550051310', oninput: drawPreview });
     buttons.push(draft);
