@@ -89,6 +89,10 @@ describe('the console to live in (Chromium)', { skip: missing }, () => {
       await page.locator('.onboarding').waitFor();
       assert.deepEqual(await ticks(), { credentials: false, template: false, message: false, webhook: false });
       await shoot('onboarding-empty');
+      await page.setViewportSize({ width: 360, height: 780 });
+      assert.ok(Number(await page.evaluate('document.documentElement.scrollWidth')) <= 360, 'the checklist fits 360 px');
+      await shoot('phone-onboarding-empty');
+      await page.setViewportSize({ width: 1280, height: 800 });
     });
     await step('Messages', 'credentials ticked once saved', async () => {
       assert.equal((await api('PUT', '/v1/projects/me/provider-credentials', { providerPhoneNumberId: '1065550001', providerAccessToken: 'EAAG-live' })).status, 200);
@@ -288,6 +292,11 @@ describe('the console to live in (Chromium)', { skip: missing }, () => {
       await page.goto(`${server.url}/console/templates/${ids.template}`);
       await page.locator('.facts [data-status="APPROVED"]').waitFor();
       assert.equal(await page.getByText('PENDING').count(), 0);
+      // From an approved template's page straight to the send form, the template chosen.
+      await page.getByRole('link', { name: 'Send a message with it' }).click();
+      await page.locator('details.send[open]').waitFor();
+      await until('the template chosen', async () => (await page.locator('details.send form select[name="template"]').inputValue()) === ids.template);
+      await page.getByLabel('Body {{1}}').waitFor();
     });
   });
 

@@ -175,6 +175,13 @@ describe('rich templates in the console (Chromium)', { skip: missing }, () => {
       assert.equal(await reply.getAttribute('data-reply'), 'button');
       assert.equal(await reply.locator('q').textContent(), 'Stop promotions');
       assert.match((await reply.textContent())!, /payload STOP_PROMOS/);
+      // Then writes back: a text reply, listed too.
+      const wrote = await server.call('POST', `/v1/test-helpers/messages/${messageId}/reply`, { key, body: { text: 'Is it in size 42?' } });
+      assert.equal(wrote.status, 200, wrote.text);
+      await page.reload();
+      const text = page.locator('.timeline li[data-event="message.replied"] .reply[data-reply="text"]');
+      await text.waitFor();
+      assert.equal(await text.locator('q').textContent(), 'Is it in size 42?');
       await page.screenshot({ path: `${SCREENSHOTS}rich-message.png`, fullPage: true });
 
       // A phone: the form, its preview and the message page fit 360 px.
