@@ -59,7 +59,7 @@ let session: { api: Api; apiKey: string; leave: AbortController } | undefined;
 
 function signOut(message?: string, fromOtherTab = false): void {
   forgetKey();
-  if (!fromOtherTab) signOutOtherTabs();
+  if (!fromOtherTab && session) signOutOtherTabs(session.apiKey);
   session?.leave.abort();
   session = undefined;
   history.replaceState(null, '', CONSOLE);

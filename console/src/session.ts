@@ -13,7 +13,11 @@ const CHANNEL = 'svc.console.session';
 /** How long a new tab waits for an open tab to answer: they answer at once, or there is none. */
 const ASK_MS = 400;
 
-type Note = { type: 'ask'; from: string } | { type: 'key'; to: string; key: string } | { type: 'sign-out' };
+// A sign-out names the key's visible prefix (as the API lists keys), so a tab signed in with
+// another key stays signed in.
+type Note = { type: 'ask'; from: string } | { type: 'key'; to: string; key: string } | { type: 'sign-out'; prefix: string };
+
+const prefixOf = (apiKey: string) => apiKey.slice(0, 12);
 
 let channel: BroadcastChannel | undefined;
 
@@ -39,14 +43,15 @@ export function shareWithOtherTabs(current: () => string | undefined, signedOutE
       const key = current();
       if (key) channel!.postMessage({ type: 'key', to: note.from, key } satisfies Note);
     } else if (note?.type === 'sign-out') {
-      signedOutElsewhere();
+      const key = current();
+      if (key && prefixOf(key) === note.prefix) signedOutElsewhere();
     }
   });
 }
 
-/** Tells the other tabs that the reader signed out. */
-export function signOutOtherTabs(): void {
-  channel?.postMessage({ type: 'sign-out' } satisfies Note);
+/** Tells the other tabs signed in with this key that the reader signed out. */
+export function signOutOtherTabs(apiKey: string): void {
+  channel?.postMessage({ type: 'sign-out', prefix: prefixOf(apiKey) } satisfies Note);
 }
 
 /** The key of a console tab already signed in, if one answers. */
