@@ -2,6 +2,7 @@ import './styles.css';
 import { type Api, createApi } from './api.ts';
 import { h, replace } from './dom.ts';
 import { CONSOLE, type Page, type PageContext } from './page.ts';
+import { errorText } from './ui.ts';
 import { askOtherTabs, forgetKey, savedKey, saveKey, shareWithOtherTabs, signOutOtherTabs } from './session.ts';
 import { analyticsPage } from './pages/analytics.ts';
 import { batchesPage } from './pages/batches.ts';
@@ -157,9 +158,21 @@ async function route(moved: boolean): Promise<void> {
     keyPrefix: session.apiKey.slice(0, 12),
     navigate,
     poll(ms, work) {
+      // A refresh that fails keeps what the page shows, says so above it, and tries again.
+      const banner = h('p', { class: 'alert refresh-error', role: 'status' });
       const tick = async () => {
         if (leave.signal.aborted) return;
-        if (document.visibilityState === 'visible') await work().catch(() => {});
+        if (document.visibilityState === 'visible') {
+          try {
+            await work();
+            banner.remove();
+          } catch (error) {
+            if (!leave.signal.aborted) {
+              banner.textContent = `Could not refresh this page: ${errorText(error)} Trying again…`;
+              if (!banner.isConnected) main.querySelector('h1')?.after(banner);
+            }
+          }
+        }
         if (!leave.signal.aborted) polls.push(window.setTimeout(tick, ms));
       };
       polls.push(window.setTimeout(tick, ms));

@@ -269,6 +269,25 @@ describe('the console to live in (Chromium)', { skip: missing }, () => {
     }
   });
 
+  it('keeps a polled page’s content when a refresh fails, says so, and clears it once the API answers again', async () => {
+    const matches = (url: URL) => url.pathname === '/v1/messages';
+    const failing = (route: Route) =>
+      route.fulfill({ status: 500, contentType: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: 'Internal Server Error', status: 500, code: 'internal', detail: 'The refresh failed (test).' }) });
+    await step('Messages', 'a “could not refresh” note above the list that stays', async () => {
+      await page.goto(`${server.url}/console/messages`);
+      await page.locator('main table td').first().waitFor();
+      await page.route(matches, failing);
+      const note = page.locator('main .refresh-error');
+      await note.waitFor();
+      assert.match((await note.textContent())!, /Could not refresh this page: The refresh failed \(test\)/);
+      assert.ok((await page.locator('main tbody tr').count()) > 0, 'the list is still shown');
+    });
+    await step('Messages', 'the note gone once a refresh works', async () => {
+      await page.unroute(matches, failing);
+      await page.locator('main .refresh-error').waitFor({ state: 'detached' });
+    });
+  });
+
   it('opens the template page and deletes the template there', async () => {
     const spare = await api('POST', '/v1/templates', { name: 'spare_one', language: 'en_US', category: 'MARKETING', components: [{ type: 'BODY', text: 'A spare template.' }] });
     assert.equal(spare.status, 200, spare.text);
