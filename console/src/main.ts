@@ -2,15 +2,19 @@ import './styles.css';
 import { type Api, createApi } from './api.ts';
 import { h, replace } from './dom.ts';
 import { CONSOLE, type Page, type PageContext } from './page.ts';
-import { forgetKey, savedKey } from './session.ts';
+import { errorText } from './ui.ts';
+import { askOtherTabs, forgetKey, savedKey, saveKey, shareWithOtherTabs, signOutOtherTabs } from './session.ts';
 import { analyticsPage } from './pages/analytics.ts';
 import { batchesPage } from './pages/batches.ts';
 import { deliveriesPage } from './pages/deliveries.ts';
+import { deliveryPage } from './pages/delivery.ts';
 import { keysPage } from './pages/keys.ts';
 import { messagePage } from './pages/message.ts';
 import { messagesPage } from './pages/messages.ts';
 import { providerPage } from './pages/provider.ts';
 import { renderSignIn } from './pages/signIn.ts';
+import { suppressionsPage } from './pages/suppressions.ts';
+import { templatePage } from './pages/template.ts';
 import { templatesPage } from './pages/templates.ts';
 import { webhooksPage } from './pages/webhooks.ts';
 
@@ -23,6 +27,7 @@ const NAV: [string, string][] = [
   ['batches', 'Batches'],
   ['webhooks', 'Webhooks'],
   ['deliveries', 'Deliveries'],
+  ['suppressions', 'Suppressions'],
   ['keys', 'API keys'],
   ['provider', 'Provider'],
   ['analytics', 'Analytics'],
@@ -32,9 +37,12 @@ const ROUTES: [RegExp, Page][] = [
   [/^\/messages$/, messagesPage],
   [/^\/messages\/([^/]+)$/, messagePage],
   [/^\/templates$/, templatesPage],
+  [/^\/templates\/([^/]+)$/, templatePage],
   [/^\/batches$/, batchesPage],
   [/^\/webhooks$/, webhooksPage],
   [/^\/deliveries$/, deliveriesPage],
+  [/^\/deliveries\/([^/]+)$/, deliveryPage],
+  [/^\/suppressions$/, suppressionsPage],
   [/^\/keys$/, keysPage],
   [/^\/provider$/, providerPage],
   [/^\/analytics$/, analyticsPage],
@@ -50,8 +58,9 @@ const notFoundPage: Page = {
 const root = document.getElementById('app')!;
 let session: { api: Api; apiKey: string; leave: AbortController } | undefined;
 
-function signOut(message?: string): void {
+function signOut(message?: string, fromOtherTab = false): void {
   forgetKey();
+  if (!fromOtherTab && session) signOutOtherTabs(session.apiKey);
   session?.leave.abort();
   session = undefined;
   history.replaceState(null, '', CONSOLE);
@@ -88,6 +97,7 @@ function renderShell(): void {
       { class: 'top' },
       h('a', { class: 'brand', href: `${CONSOLE}/messages` }, 'svc console'),
       h('span', { class: 'project', id: 'project-name' }),
+      h('span', { id: 'provider-badge' }),
       nav,
       h('button', { type: 'button', class: 'secondary', id: 'sign-out', onclick: () => signOut('You are signed out.') }, 'Sign out'),
     ),
@@ -95,10 +105,17 @@ function renderShell(): void {
     h('div', { id: 'announcer', class: 'toast', role: 'status', 'aria-live': 'polite' }),
   );
   void session!.api
-    .get<{ name: string; projectId: string }>('/v1/projects/me')
+    .get<{ name: string; projectId: string; providerName?: string }>('/v1/projects/me')
     .then((project) => {
       const label = document.getElementById('project-name');
       if (label) label.textContent = `${project.name} · ${project.projectId}`;
+      // Said on every page: in the sandbox nothing reaches WhatsApp, whatever the statuses say.
+      if (project.providerName === 'sandbox') {
+        replace(
+          document.getElementById('provider-badge')!,
+          h('span', { class: 'badge badge-sandbox', title: 'The sandbox provider: messages are simulated, nothing is sent to WhatsApp.' }, 'Sandbox'),
+        );
+      }
     })
     .catch(() => {});
 }
@@ -141,9 +158,21 @@ async function route(moved: boolean): Promise<void> {
     keyPrefix: session.apiKey.slice(0, 12),
     navigate,
     poll(ms, work) {
+      // A refresh that fails keeps what the page shows, says so above it, and tries again.
+      const banner = h('p', { class: 'alert refresh-error', role: 'status' });
       const tick = async () => {
         if (leave.signal.aborted) return;
-        if (document.visibilityState === 'visible') await work().catch(() => {});
+        if (document.visibilityState === 'visible') {
+          try {
+            await work();
+            banner.remove();
+          } catch (error) {
+            if (!leave.signal.aborted) {
+              banner.textContent = `Could not refresh this page: ${errorText(error)} Trying again…`;
+              if (!banner.isConnected) main.querySelector('h1')?.after(banner);
+            }
+          }
+        }
         if (!leave.signal.aborted) polls.push(window.setTimeout(tick, ms));
       };
       polls.push(window.setTimeout(tick, ms));
@@ -179,6 +208,20 @@ document.addEventListener('click', (event) => {
 });
 window.addEventListener('popstate', () => void route(true));
 
+// A tab signed in lends its key to a new tab of the console (same origin only, in memory, never
+// stored on disk), and a sign-out in one tab signs every tab out: see session.ts.
+shareWithOtherTabs(() => session?.apiKey, () => {
+  if (session) signOut('You signed out in another tab.', true);
+});
 const apiKey = savedKey();
 if (apiKey) start(apiKey);
-else renderSignIn(root, start);
+else {
+  renderSignIn(root, start);
+  void askOtherTabs().then((lent) => {
+    // Only if the reader has not started typing or signing in meanwhile.
+    if (lent && !session) {
+      saveKey(lent);
+      start(lent);
+    }
+  });
+}

@@ -4,12 +4,13 @@ import { h } from './dom.ts';
 // Pieces every page uses: how errors read, the "not on this server" state, confirmations.
 
 /** What went wrong, in words: the problem's detail, its field errors, and the request id to quote. */
-export function errorText(error: unknown): string {
+export function errorText(error: unknown, nameOf?: FieldNamer): string {
   if (error instanceof SvcError) {
     const problem = error.problem;
     if (!problem) return `The server answered ${error.status}.`;
-    const fields = (problem.errors ?? []).map((item) => readableMessage(item.message)).filter((message) => message !== readableMessage(problem.detail));
-    return [readableMessage(problem.detail), ...fields].join(' ') + (error.requestId ? ` (request ${error.requestId})` : '');
+    const detail = readableMessage(problem.detail, nameOf);
+    const fields = (problem.errors ?? []).map((item) => readableMessage(item.message, nameOf)).filter((message) => message !== detail);
+    return [detail, ...fields].join(' ') + (error.requestId ? ` (request ${error.requestId})` : '');
   }
   if (error instanceof TypeError) return 'The server could not be reached. Is svc running?';
   return error instanceof Error ? error.message : String(error);
@@ -31,11 +32,14 @@ export function readableField(pointer: string): string {
   return context ? `${name} (${context})` : name;
 }
 
+/** A form's own words for a field the API names by pointer, when it has some (else undefined). */
+export type FieldNamer = (pointer: string) => string | undefined;
+
 /** A server message that starts with a field's pointer ("/to must be…"), with the field in words. */
-export function readableMessage(message: string): string {
+export function readableMessage(message: string, nameOf?: FieldNamer): string {
   const match = /^(\/[^\s]*)\s(.*)$/s.exec(message);
   if (!match) return message;
-  const words = readableField(match[1]!);
+  const words = nameOf?.(match[1]!) ?? readableField(match[1]!);
   return `${words.charAt(0).toUpperCase()}${words.slice(1)} ${match[2]}`;
 }
 
@@ -51,8 +55,13 @@ export function copyButton(text: () => string, report: (message: string) => void
   return button;
 }
 
-export function alertBox(error: unknown): HTMLElement {
-  return h('p', { class: 'alert', role: 'alert' }, errorText(error));
+export function alertBox(error: unknown, nameOf?: FieldNamer): HTMLElement {
+  return h('p', { class: 'alert', role: 'alert' }, errorText(error, nameOf));
+}
+
+/** What a list shows while its first answer is on the way (never a blank page on a slow API). */
+export function loading(what: string): HTMLElement {
+  return h('p', { class: 'loading', role: 'status', 'aria-busy': 'true' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), `Loading ${what}…`);
 }
 
 export function notAvailable(what: string): HTMLElement {

@@ -601,7 +601,7 @@ export interface paths {
         };
         /**
          * Get a webhook delivery
-         * @description A webhook delivery with every attempt. Each attempt: when, where, the status code, how long, why it failed, and the first 1 KiB of the answer.
+         * @description A webhook delivery with the body sent (`payload`) and every attempt. Each attempt: when, where, the status code, how long, why it failed, and the first 1 KiB of the answer.
          */
         get: operations["getWebhookDelivery"];
         put?: never;
@@ -1312,6 +1312,11 @@ export interface components {
                 checkedAt: string | null;
             };
             /**
+             * @description Which provider this svc sends through (SVC_PROVIDER): `sandbox` simulates WhatsApp and sends nothing. Read-only.
+             * @enum {unknown}
+             */
+            providerName?: "sandbox" | "whatsapp";
+            /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
              */
@@ -1709,6 +1714,8 @@ export interface components {
                 consecutiveFailures: number;
                 lastError?: string;
             };
+            /** @description The JSON body sent, the same bytes on every attempt (GET /v1/webhook-deliveries/{id} only, not in lists). */
+            payload?: string;
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
@@ -2253,7 +2260,8 @@ export interface operations {
                      *         "checkedAt": "2026-11-22T10:00:00.000Z"
                      *       },
                      *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:01.250Z"
+                     *       "updatedAt": "2026-11-22T10:00:01.250Z",
+                     *       "providerName": "whatsapp"
                      *     }
                      */
                     "application/json": components["schemas"]["Project"];
@@ -7299,7 +7307,8 @@ export interface operations {
                      *         }
                      *       ],
                      *       "createdAt": "2026-11-22T10:00:03.900Z",
-                     *       "updatedAt": "2026-11-22T10:00:03.900Z"
+                     *       "updatedAt": "2026-11-22T10:00:03.900Z",
+                     *       "payload": "{\"event\":\"message.delivered\",\"message_id\":\"msg_01jd2k3m4n5p6q7r8s9t0v1w2x\",\"to\":\"+5511987654321\",\"template\":\"order_update\",\"status\":\"DELIVERED\",\"provider_message_id\":\"wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ2QTdGMzFCQzU0RDg3RkM2AA==\",\"occurred_at\":\"2026-11-22T10:00:03.900Z\"}"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];

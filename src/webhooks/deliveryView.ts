@@ -67,6 +67,9 @@ export const WebhookDeliveryView = Type.Object({
       },
     ),
   ),
+  payload: Type.Optional(
+    Type.String({ description: 'The JSON body sent, the same bytes on every attempt (GET /v1/webhook-deliveries/{id} only, not in lists).' }),
+  ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

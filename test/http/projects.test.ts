@@ -79,6 +79,11 @@ for (const kind of databaseKinds()) {
         assert.ok(!('providerAccessToken' in reply.body));
         assert.ok(!('apiKey' in reply.body));
         assert.ok(!('provider' in reply.body));
+        // Which provider sends (SVC_PROVIDER, sandbox by default): the console's "sandbox" badge reads it.
+        assert.equal(reply.body.providerName, 'sandbox');
+        const doc = inlineRefs((await server.call('GET', '/openapi.json')).body);
+        const schema = doc.paths['/v1/projects/me'].get.responses['200'].content['application/json'].schema;
+        assert.deepEqual(schema.properties.providerName.enum, ['sandbox', 'whatsapp']);
       });
 
       it('describes the provider account once credentials are saved, for the key’s project only', async () => {

@@ -69,9 +69,12 @@ for (const kind of databaseKinds()) {
         const reply = await server.call('GET', `/v1/webhook-deliveries/${row!.id}`, { key });
         assert.equal(reply.status, 200);
         const delivery = reply.body;
-        assert.deepEqual(Object.keys(delivery).sort(), DELIVERY_KEYS);
+        assert.deepEqual(Object.keys(delivery).sort(), [...DELIVERY_KEYS, 'payload'].sort(), 'the detail adds the body sent');
         assert.equal(delivery.id, row!.id);
         assert.equal(delivery.eventId, eventId);
+        // The exact bytes the receiver got on each attempt.
+        assert.equal(delivery.payload, receiver.arrivalsFor(row!.id)[0]!.body);
+        assert.equal(JSON.parse(delivery.payload).message_id, message.id);
         assert.equal(delivery.event, 'message.delivered');
         assert.equal(delivery.messageId, message.id);
         assert.equal(delivery.endpointId, null, 'sent to the callbackUrl');

@@ -86,6 +86,7 @@ for (const kind of databaseKinds()) {
         assert.match(provider.problem.message, /providerBusinessAccountId/);
         assert.equal(provider.webhooksSubscribed, false);
         assert.deepEqual((await server.call('GET', '/v1/projects/me', { key })).body.provider, provider);
+        assert.equal((await server.call('GET', '/v1/projects/me', { key })).body.providerName, 'whatsapp', 'no sandbox badge here');
 
         const refused = await register(key);
         assert.equal(refused.status, 422, refused.text);

@@ -1,6 +1,6 @@
 import { h, replace, table, time } from '../dom.ts';
 import { CONSOLE, type Page } from '../page.ts';
-import { changed, showError } from '../ui.ts';
+import { changed, loading, showError } from '../ui.ts';
 
 // The batches (GET /v1/batches, issue 12) and how far each has gone, polled.
 
@@ -40,7 +40,7 @@ export const batchesPage: Page = {
   title: 'Batches',
   async render(ctx) {
     const cursor = ctx.query.get('cursor') ?? undefined;
-    const results = h('div');
+    const results = h('div', null, loading('batches'));
     const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' });
     const body = h('tbody');
     replace(

@@ -2,7 +2,7 @@ import type { WebhookDelivery } from '#sdk';
 import { seg } from '../api.ts';
 import { badge, field, h, replace, table, time } from '../dom.ts';
 import { CONSOLE, type Page, type PageContext } from '../page.ts';
-import { busy, changed, errorText, showError } from '../ui.ts';
+import { busy, changed, errorText, loading, showError } from '../ui.ts';
 
 // Webhook deliveries, newest first (polled): retry one now, or re-queue every failed one since a
 // time (POST /v1/webhook-deliveries/recover, issue 12).
@@ -34,10 +34,11 @@ function deliveryRow(ctx: PageContext, delivery: WebhookDelivery, reload: () => 
   return h(
     'tr',
     { 'data-delivery': delivery.id },
-    h('td', null, time(delivery.createdAt)),
+    h('td', null, h('a', { href: `${CONSOLE}/deliveries/${delivery.id}`, title: 'Request and response' }, time(delivery.createdAt))),
     h('td', null, delivery.event),
     h('td', null, messageId ? h('a', { href: `${CONSOLE}/messages/${messageId}` }, messageId) : '—'),
-    h('td', { class: 'clip' }, h('code', null, delivery.url)),
+    // One line, cut with an ellipsis (the whole URL in its title and on the delivery's page).
+    h('td', { class: 'url-cell' }, h('code', { title: delivery.url }, delivery.url)),
     h('td', { 'data-status': delivery.status }, badge(delivery.status)),
     h('td', null, lastAttempt(delivery)),
     h('td', null, delivery.status === 'pending' ? time(delivery.nextAttemptAt) : '—'),
@@ -80,7 +81,7 @@ export const deliveriesPage: Page = {
   async render(ctx) {
     const cursor = ctx.query.get('cursor') ?? undefined;
     const filter = { status: ctx.query.get('status') ?? undefined, messageId: ctx.query.get('messageId') ?? undefined };
-    const results = h('div');
+    const results = h('div', null, loading('deliveries'));
     const body = h('tbody');
     const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' });
     const statusSelect = h(

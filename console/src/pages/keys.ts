@@ -2,7 +2,7 @@ import type { ApiKey, CreatedApiKey } from '#sdk';
 import { seg } from '../api.ts';
 import { field, h, replace, table, time } from '../dom.ts';
 import type { Page, PageContext } from '../page.ts';
-import { alertBox, busy, confirmDialog, copyButton, errorText, markFields, showError } from '../ui.ts';
+import { alertBox, busy, confirmDialog, copyButton, errorText, loading, markFields, showError } from '../ui.ts';
 
 // API keys: create one (its value shown once), list them, revoke one. Revoking the key this tab
 // signed in with signs it out.
@@ -80,7 +80,7 @@ function createForm(ctx: PageContext, reload: () => Promise<void>): HTMLFormElem
 export const keysPage: Page = {
   title: 'API keys',
   async render(ctx) {
-    const results = h('div');
+    const results = h('div', null, loading('API keys'));
     const body = h('tbody');
     const load = async () => {
       const page = await ctx.api.page<ApiKey>('/v1/api-keys', { limit: 200 });

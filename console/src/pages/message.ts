@@ -2,11 +2,13 @@ import type { MessageEvent, WebhookDelivery } from '#sdk';
 import { isMissingEndpoint, seg, SvcError } from '../api.ts';
 import { badge, h, replace, time } from '../dom.ts';
 import { CONSOLE, type Page, type PageContext } from '../page.ts';
-import { alertBox, busy, changed, errorText, notAvailable } from '../ui.ts';
+import { bubble, type BubbleContent, type BubbleHeader } from '../bubble.ts';
+import { alertBox, busy, changed, errorText, loading, notAvailable } from '../ui.ts';
 import type { ListedMessage } from './messages.ts';
 
 // One message: its fields, what the recipient reads, and its timeline (GET …/events): each status
-// change with its webhook deliveries and their attempts. Polled until nothing can change.
+// change and each reply of the recipient (a tapped button, a text), with their webhook deliveries
+// and attempts. Polled until nothing can change but replies, then more slowly.
 
 const REFRESH_MS = 2000;
 const FINAL = new Set(['READ', 'FAILED', 'CANCELED']);
@@ -37,26 +39,19 @@ function details(message: DetailedMessage): HTMLElement {
   );
 }
 
-/** A TEXT header as written; a rich template's media or location header named (CONTRACT §9). */
-function headerText(header: NonNullable<DetailedMessage['content']['header']>): string {
-  if (typeof header === 'string') return header;
-  if (header.type === 'LOCATION') return `📍 ${header.name ?? `${header.latitude}, ${header.longitude}`}`;
-  return `${header.type}: ${header.link}`;
+function content(message: DetailedMessage): HTMLElement {
+  const rendered = message.content as BubbleContent & { header?: BubbleHeader };
+  return h('section', { 'aria-labelledby': 'content-heading' }, h('h2', { id: 'content-heading' }, 'What the recipient reads'), h('div', { class: 'phone' }, bubble(rendered)));
 }
 
-function content(message: DetailedMessage): HTMLElement {
-  const rendered = message.content;
+/** A recipient's answer (CONTRACT §9): a tapped button, or a text written in reply. */
+function replyText(reply: NonNullable<MessageEvent['reply']>): Node {
   return h(
-    'section',
-    { 'aria-labelledby': 'content-heading' },
-    h('h2', { id: 'content-heading' }, 'What the recipient reads'),
-    h(
-      'div',
-      { class: 'bubble' },
-      rendered.header ? h('p', { class: 'bubble-header' }, headerText(rendered.header)) : null,
-      h('p', { class: 'bubble-body' }, rendered.body),
-      rendered.footer ? h('p', { class: 'bubble-footer' }, rendered.footer) : null,
-    ),
+    'p',
+    { class: 'reply', 'data-reply': reply.type },
+    h('span', { class: 'reply-label' }, reply.type === 'button' ? 'Tapped the button ' : 'Replied '),
+    h('q', null, reply.text),
+    reply.payload !== undefined && reply.payload !== reply.text ? h('span', { class: 'muted' }, ` (payload ${reply.payload})`) : null,
   );
 }
 
@@ -76,7 +71,7 @@ function deliveryItem(ctx: PageContext, delivery: WebhookDelivery, reload: () =>
   return h(
     'li',
     { class: 'delivery' },
-    h('p', null, 'Webhook to ', h('code', null, delivery.url), ': ', badge(delivery.status), ' ', retry),
+    h('p', null, 'Webhook to ', h('code', null, delivery.url), ': ', badge(delivery.status), ' ', h('a', { href: `${CONSOLE}/deliveries/${delivery.id}` }, 'Details'), ' ', retry),
     delivery.attempts.length === 0
       ? h('p', { class: 'muted' }, delivery.nextAttemptAt ? ['First attempt due ', time(delivery.nextAttemptAt)] : 'No attempt yet.')
       : h(
@@ -112,8 +107,11 @@ function timeline(ctx: PageContext, events: MessageEvent[], reload: () => Promis
       events.map((event) =>
         h(
           'li',
-          { 'data-status': event.status },
-          h('p', null, badge(event.status), ' ', time(event.occurredAt), event.event ? h('span', { class: 'muted' }, ` ${event.event}`) : null),
+          { 'data-status': event.reply ? null : event.status, 'data-event': event.event ?? 'message.queued' },
+          event.reply
+            ? h('p', null, h('span', { class: 'badge badge-replied' }, 'REPLY'), ' ', time(event.occurredAt), h('span', { class: 'muted' }, ` ${event.event}`))
+            : h('p', null, badge(event.status), ' ', time(event.occurredAt), event.event ? h('span', { class: 'muted' }, ` ${event.event}`) : null),
+          event.reply ? replyText(event.reply) : null,
           event.error ? h('p', null, `${event.error.code} ${event.error.title}: ${event.error.message}`) : null,
           event.deliveries.length > 0 ? h('ul', { class: 'deliveries' }, event.deliveries.map((delivery) => deliveryItem(ctx, delivery, reload))) : null,
         ),
@@ -129,7 +127,7 @@ export const messagePage: Page = {
     const path = `/v1/messages/${seg(id)}`;
     const heading = h('h1', { tabindex: -1 }, `Message ${id}`);
     const actions = h('div', { class: 'actions' });
-    const body = h('div');
+    const body = h('div', null, loading('the message'));
     replace(ctx.main, h('p', null, h('a', { href: `${CONSOLE}/messages` }, '← Messages')), heading, actions, body);
     const last = { value: '' };
     let message: DetailedMessage | undefined;
@@ -164,9 +162,12 @@ export const messagePage: Page = {
       replace(body, alertBox(error instanceof SvcError && error.status === 404 ? new Error(`No message ${id} in this project.`) : error));
       return;
     }
+    let ticks = 0;
     ctx.poll(REFRESH_MS, async () => {
-      // A final message changes no more, but its webhook deliveries may still be retried.
-      if (message && FINAL.has(message.status) && !last.value.includes('"pending"')) return;
+      // A final message's status changes no more, but the recipient may still reply: looked at
+      // less often then, unless a webhook delivery is still pending.
+      ticks += 1;
+      if (message && FINAL.has(message.status) && !last.value.includes('"pending"') && ticks % 5 !== 0) return;
       await load();
     });
   },

@@ -1,15 +1,20 @@
-import type { Message, Template } from '#sdk';
+import type { Message } from '#sdk';
+import type { Api } from '../api.ts';
 import { badge, field, h, replace, table, time } from '../dom.ts';
+import { onboarding } from '../onboarding.ts';
 import { CONSOLE, type Page, type PageContext } from '../page.ts';
-import { fillPlaceholders, placeholderCount } from '../templateText.ts';
-import { alertBox, busy, changed, markFields, showError } from '../ui.ts';
+import { sendForm } from '../sendForm.ts';
+import { busy, changed, errorText, loading, showError } from '../ui.ts';
 
-// The messages, newest first, with filters, paging (the API's Link header) and live status
-// (polled); and a form to send one.
+// The messages, newest first, with filters (status, a message id or phone number, template,
+// batch, queued dates), paging (the API's Link header), live status (polled) and a CSV export of
+// the filtered list; the onboarding checklist while the project is new; and the send form.
 
 const STATUSES = ['QUEUED', 'SENT', 'DELIVERED', 'READ', 'FAILED', 'CANCELED'];
-const FILTERS = ['status', 'to', 'template', 'batchId'] as const;
+const FILTERS = ['status', 'q', 'template', 'batchId', 'from', 'until'] as const;
 const REFRESH_MS = 3000;
+/** A CSV export reads at most this many messages (its note says so when there were more). */
+const EXPORT_LIMIT = 10_000;
 
 export type ListedMessage = Message & { batchId?: string | null; scheduledFor?: string | null };
 
@@ -26,22 +31,47 @@ function messageRow(message: ListedMessage): HTMLTableRowElement {
   );
 }
 
+/** A yyyy-mm-dd day (the reader's local calendar) as the UTC instant it starts, plus `days`. */
+function dayStart(day: string, days = 0): string | undefined {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+  if (!match) return undefined;
+  return new Date(Number(match[1]), Number(match[2]) - 1, Number(match[3]) + days).toISOString();
+}
+
+/** The API's list query from the page's: the search box is a phone number here (an id opens the message). */
+function apiQuery(query: URLSearchParams): Record<string, string | undefined> {
+  const q = query.get('q')?.trim();
+  return {
+    status: query.get('status') ?? undefined,
+    to: q && !q.startsWith('msg_') ? q : undefined,
+    template: query.get('template') ?? undefined,
+    batchId: query.get('batchId') ?? undefined,
+    since: dayStart(query.get('from') ?? ''),
+    until: dayStart(query.get('until') ?? '', 1),
+  };
+}
+
 function filterForm(ctx: PageContext): HTMLFormElement {
   const value = (name: string) => ctx.query.get(name) ?? '';
   const form = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter messages' },
+    field('Search', h('input', { name: 'q', type: 'search', value: value('q'), placeholder: 'msg_… or +5511…', autocomplete: 'off' }), 'A message id, or a phone number.'),
     field(
       'Status',
       h('select', { name: 'status' }, h('option', { value: '' }, 'Any'), STATUSES.map((status) => h('option', { value: status, selected: value('status') === status }, status))),
     ),
-    field('To', h('input', { name: 'to', value: value('to'), placeholder: '+5511…', inputmode: 'tel' })),
     field('Template', h('input', { name: 'template', value: value('template') })),
     field('Batch', h('input', { name: 'batchId', value: value('batchId'), placeholder: 'bat_…' })),
-    h('button', { type: 'submit' }, 'Filter'),
+    field('Queued from', h('input', { name: 'from', type: 'date', value: value('from') })),
+    field('Queued until', h('input', { name: 'until', type: 'date', value: value('until') }), 'That day included.'),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Filter'), h('a', { href: `${CONSOLE}/messages` }, 'Clear')),
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
+    const search = (form.elements.namedItem('q') as HTMLInputElement).value.trim();
+    // An id is one message: its own page, not a list of one.
+    if (/^msg_\S+$/.test(search)) return ctx.navigate(`${CONSOLE}/messages/${encodeURIComponent(search)}`);
     const query = new URLSearchParams();
     for (const name of FILTERS) {
       const control = form.elements.namedItem(name) as HTMLInputElement;
@@ -52,126 +82,102 @@ function filterForm(ctx: PageContext): HTMLFormElement {
   return form;
 }
 
-/** The send form: an approved template, a recipient, and a field for each of its placeholders. */
-function sendForm(ctx: PageContext): HTMLElement {
-  const status = h('div');
-  const templateSelect = h('select', { name: 'template', required: true }, h('option', { value: '' }, 'Loading templates…'));
-  const toInput = h('input', { name: 'to', required: true, placeholder: '+5511987654321', inputmode: 'tel', autocomplete: 'off' });
-  const variables = h('div', { class: 'variables' });
-  const preview = h('div', { class: 'bubble', 'aria-live': 'polite' });
-  const form = h(
-    'form',
-    { class: 'card', 'aria-labelledby': 'send-heading' },
-    h('h2', { id: 'send-heading' }, 'Send a message'),
-    field('Template', templateSelect, 'Only APPROVED templates can send.'),
-    field('To', toInput, 'E.164, with the leading +.'),
-    variables,
-    h('h3', null, 'Preview'),
-    preview,
-    status,
-    h('button', { type: 'submit' }, 'Send'),
-  );
-  let templates: Template[] = [];
-  const chosen = () => templates.find((template) => template.id === templateSelect.value);
-  const textOf = (template: Template, type: string) => template.components.find((component) => component.type === type)?.text ?? '';
-  const inputsOf = (group: string) => [...variables.querySelectorAll<HTMLInputElement>(`input[data-group="${group}"]`)];
+const CSV_COLUMNS = ['id', 'to', 'template', 'language', 'status', 'queuedAt', 'sentAt', 'deliveredAt', 'readAt', 'failedAt', 'errorCode', 'errorTitle', 'batchId'] as const;
 
-  function drawPreview() {
-    const template = chosen();
-    if (!template) return replace(preview, h('p', { class: 'muted' }, 'Choose a template.'));
-    const header = textOf(template, 'HEADER');
-    const footer = textOf(template, 'FOOTER');
-    replace(
-      preview,
-      header ? h('p', { class: 'bubble-header' }, fillPlaceholders(header, inputsOf('header').map((input) => input.value))) : null,
-      h('p', { class: 'bubble-body' }, fillPlaceholders(textOf(template, 'BODY'), inputsOf('body').map((input) => input.value))),
-      footer ? h('p', { class: 'bubble-footer' }, footer) : null,
-    );
-  }
+/** One CSV cell: quoted when needed, and never read as a formula by a spreadsheet. */
+function cell(value: unknown): string {
+  let text = value === null || value === undefined ? '' : String(value);
+  // A phone number (+5511…) stays as it is; "=…", "@…", "+A…" could run as a formula.
+  if (/^[=@\t\r]/.test(text) || /^[+-](?!\d+$)/.test(text)) text = `'${text}`;
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
 
-  function drawVariables() {
-    const template = chosen();
-    const inputs = (group: string, label: string, count: number) =>
-      Array.from({ length: count }, (_, i) =>
-        field(`${label} {{${i + 1}}}`, h('input', { name: `${group}${i + 1}`, 'data-group': group, required: true, oninput: drawPreview })),
-      );
-    replace(
-      variables,
-      template ? inputs('header', 'Header', placeholderCount(textOf(template, 'HEADER'))) : null,
-      template ? inputs('body', 'Body', placeholderCount(textOf(template, 'BODY'))) : null,
-    );
-    drawPreview();
-  }
-  templateSelect.addEventListener('change', drawVariables);
+async function exportCsv(api: Api, query: Record<string, string | undefined>): Promise<{ csv: string; count: number; truncated: boolean }> {
+  const rows: string[] = [CSV_COLUMNS.join(',')];
+  let cursor: string | undefined;
+  let count = 0;
+  do {
+    const page = await api.page<ListedMessage>('/v1/messages', { ...query, cursor, limit: 100 });
+    for (const message of page.items) {
+      const values: Record<(typeof CSV_COLUMNS)[number], unknown> = {
+        id: message.id,
+        to: message.to,
+        template: message.template,
+        language: message.language,
+        status: message.status,
+        queuedAt: message.queuedAt,
+        sentAt: message.sentAt,
+        deliveredAt: message.deliveredAt,
+        readAt: message.readAt,
+        failedAt: message.failedAt,
+        errorCode: message.error?.code,
+        errorTitle: message.error?.title,
+        batchId: message.batchId,
+      };
+      rows.push(CSV_COLUMNS.map((column) => cell(values[column])).join(','));
+      count += 1;
+    }
+    cursor = page.nextCursor;
+  } while (cursor && count < EXPORT_LIMIT);
+  return { csv: `${rows.join('\r\n')}\r\n`, count, truncated: cursor !== undefined };
+}
 
-  void ctx.api
-    .get<Template[]>('/v1/templates', { limit: 200 })
-    .then((all) => {
-      templates = all.filter((template) => template.status === 'APPROVED');
-      replace(
-        templateSelect,
-        h('option', { value: '' }, templates.length ? 'Choose…' : 'No approved template yet'),
-        templates.map((template) => h('option', { value: template.id }, `${template.name} (${template.language})`)),
-      );
-      drawVariables();
-    })
-    .catch((error: unknown) => replace(status, alertBox(error)));
-
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const template = chosen();
-    if (!template) return;
-    const values = (group: string) => Object.fromEntries(inputsOf(group).map((input, i) => [String(i + 1), input.value]));
-    const body = {
-      to: toInput.value.trim(),
-      template: template.name,
-      language: template.language,
-      ...(inputsOf('body').length > 0 && { variables: values('body') }),
-      ...(inputsOf('header').length > 0 && { headerVariables: values('header') }),
-    };
-    void busy(form, async () => {
+function exportButton(ctx: PageContext, query: Record<string, string | undefined>): HTMLElement {
+  const status = h('span', { class: 'muted', role: 'status' });
+  const button = h('button', { type: 'button', class: 'secondary' }, 'Export CSV');
+  button.addEventListener('click', () => {
+    replace(status, 'Reading the messages…');
+    void busy(button, async () => {
       try {
-        const message = await ctx.api.post<Message>('/v1/messages', body);
-        ctx.announce(`Message ${message.id} queued.`);
-        ctx.navigate(`${CONSOLE}/messages/${message.id}`);
+        const { csv, count, truncated } = await exportCsv(ctx.api, query);
+        const link = h('a', { href: URL.createObjectURL(new Blob([csv], { type: 'text/csv' })), download: `messages-${new Date().toISOString().slice(0, 10)}.csv` });
+        document.body.append(link);
+        link.click();
+        link.remove();
+        setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
+        replace(status, `${count} ${count === 1 ? 'message' : 'messages'} exported${truncated ? ` (the first ${EXPORT_LIMIT}: narrow the filters for the rest)` : ''}.`);
       } catch (error) {
-        markFields(form, error);
-        replace(status, alertBox(error));
+        replace(status, errorText(error));
       }
     });
   });
-  drawPreview();
-  return h('details', { class: 'send' }, h('summary', null, 'Send a message'), form);
+  return h('div', { class: 'actions export' }, button, status);
 }
 
 export const messagesPage: Page = {
   title: 'Messages',
   async render(ctx) {
     const cursor = ctx.query.get('cursor') ?? undefined;
-    const query = Object.fromEntries(FILTERS.map((name) => [name, ctx.query.get(name) ?? undefined]));
+    const query = apiQuery(ctx.query);
+    const filtered = FILTERS.some((name) => ctx.query.get(name));
     const body = h('tbody');
-    const results = h('div');
+    const results = h('div', null, loading('messages'));
     const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' });
+    const checklist = h('div');
     replace(
       ctx.main,
       h('h1', { tabindex: -1 }, 'Messages'),
-      sendForm(ctx),
+      checklist,
+      sendForm(ctx, ctx.query.get('send') ?? undefined),
       filterForm(ctx),
+      exportButton(ctx, query),
       results,
       pager,
     );
+    void onboarding(ctx).then((list) => !ctx.signal.aborted && replace(checklist, list));
     const last = { value: '' };
     const load = async () => {
       const page = await ctx.api.page<ListedMessage>('/v1/messages', { ...query, cursor, limit: 50 });
       if (ctx.signal.aborted || !changed(last, page)) return;
       if (page.items.length === 0) {
-        replace(results, h('p', { class: 'empty' }, cursor || Object.values(query).some(Boolean) ? 'No message matches.' : 'No message yet: send one above, or with POST /v1/messages.'));
+        replace(results, h('p', { class: 'empty' }, cursor || filtered ? 'No message matches.' : 'No message yet: send one above, or with POST /v1/messages.'));
       } else {
         replace(body, page.items.map(messageRow));
         if (!results.contains(body)) replace(results, table('Messages, newest first (refreshed every 3 seconds)', ['Id', 'To', 'Template', 'Status', 'Queued', 'Updated'], body));
       }
       const here = new URLSearchParams(ctx.query);
       here.delete('cursor');
+      here.delete('send');
       const first = here.size ? `?${here}` : '';
       if (page.nextCursor) here.set('cursor', page.nextCursor);
       replace(

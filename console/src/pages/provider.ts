@@ -1,7 +1,7 @@
 import type { Project } from '#sdk';
 import { field, h, replace, time } from '../dom.ts';
 import type { Page, PageContext } from '../page.ts';
-import { alertBox, busy, markFields } from '../ui.ts';
+import { alertBox, busy, loading, markFields } from '../ui.ts';
 
 // The project, its provider credentials (the token is write-only: never shown, never prefilled),
 // what the provider says of the sending number, and the callback URL.
@@ -15,6 +15,7 @@ function facts(project: Project): HTMLElement {
     'dl',
     { class: 'facts' },
     pair('Project', `${project.name} (${project.projectId})`),
+    pair('Provider', (project as { providerName?: string }).providerName === 'sandbox' ? 'sandbox: messages are simulated, nothing reaches WhatsApp' : (project as { providerName?: string }).providerName),
     pair('Owner e-mail', project.ownerEmail),
     pair('Created', time(project.createdAt)),
     pair('Phone number id', project.providerPhoneNumberId ?? 'not configured: messages cannot be sent yet'),
@@ -111,7 +112,7 @@ function callbackForm(ctx: PageContext, project: Project, reload: () => Promise<
 export const providerPage: Page = {
   title: 'Provider',
   async render(ctx) {
-    const body = h('div');
+    const body = h('div', null, loading('the project'));
     replace(ctx.main, h('h1', { tabindex: -1 }, 'Provider and project'), body);
     const load = async () => {
       const project = await ctx.api.get<Project>('/v1/projects/me');

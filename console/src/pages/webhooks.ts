@@ -1,7 +1,7 @@
 import { seg } from '../api.ts';
 import { field, h, replace, table, time } from '../dom.ts';
 import { CONSOLE, type Page, type PageContext } from '../page.ts';
-import { alertBox, busy, confirmDialog, copyButton, errorText, markFields, showError } from '../ui.ts';
+import { alertBox, busy, confirmDialog, copyButton, errorText, loading, markFields, showError } from '../ui.ts';
 
 // Webhooks: the project's signing secret (reveal, copy, rotate), and the endpoints (issue 12):
 // list, create, edit, delete, send a test event. The project's callbackUrl keeps working beside
@@ -216,7 +216,7 @@ export const webhooksPage: Page = {
   title: 'Webhooks',
   async render(ctx) {
     const callback = h('p', { class: 'muted' });
-    const results = h('div');
+    const results = h('div', null, loading('webhook endpoints'));
     const body = h('tbody');
     const formSlot = h('div');
     replace(

@@ -271,7 +271,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       },
     },
   },
-  getProject: { responses: { '200': project } },
+  getProject: { responses: { '200': { ...project, providerName: 'whatsapp' } } },
   eraseProject: {
     responses: {
       '200': {
@@ -400,7 +400,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   updateOptOutSettings: { request: UPDATE_OPT_OUT, responses: { '200': optOut } },
 
   listWebhookDeliveries: { responses: { '200': [webhookDelivery] } },
-  getWebhookDelivery: { responses: { '200': webhookDelivery } },
+  getWebhookDelivery: { responses: { '200': { ...webhookDelivery, payload: JSON.stringify(messageDeliveredPayload) } } },
   retryWebhookDelivery: { responses: { '202': { ...webhookDelivery, status: 'pending', nextAttemptAt: T3, updatedAt: T3 } } },
   recoverWebhookDeliveries: { request: RECOVER_WEBHOOK_DELIVERIES, responses: { '202': { requeued: 12 } } },
   createWebhookEndpoint: { request: CREATE_WEBHOOK_ENDPOINT, responses: { '201': endpoint } },

@@ -23,6 +23,11 @@ export const ProjectView = Type.Object({
   providerPhoneNumberId: Type.Optional(Type.String()),
   callbackUrl: Type.Optional(Type.String()),
   provider: Type.Optional(ProviderAccountView),
+  providerName: Type.Optional(
+    Type.Enum(['sandbox', 'whatsapp'], {
+      description: 'Which provider this svc sends through (SVC_PROVIDER): `sandbox` simulates WhatsApp and sends nothing. Read-only.',
+    }),
+  ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -161,7 +166,8 @@ export async function projectRoutes(app: FastifyInstance, ctx: HttpContext): Pro
       const project = await findProject(ctx.database.reader, request.auth.projectId);
       if (!project) throw unauthorized();
       const account = project.provider_access_token_enc === null ? undefined : await findProviderAccount(ctx.database.reader, project.id);
-      return projectView(project, account && providerAccountView(project, account, ctx.config));
+      // Which provider answers, so a reader (the console's "sandbox" badge) knows nothing really goes out.
+      return { ...projectView(project, account && providerAccountView(project, account, ctx.config)), providerName: ctx.config.provider };
     },
   );
 }

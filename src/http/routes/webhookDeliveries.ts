@@ -52,7 +52,7 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
   async function load(projectId: string, id: string) {
     const found = UUID.test(id) ? await findWebhookDelivery(ctx.database.reader, projectId, id.toLowerCase()) : undefined;
     if (!found) throw notFound();
-    return webhookDeliveryOf(found);
+    return found;
   }
 
   api.get(
@@ -99,13 +99,18 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
         operationId: 'getWebhookDelivery',
         tags: ['Webhooks'],
         summary: 'Get a webhook delivery',
-        description: 'A webhook delivery with every attempt. Each attempt: when, where, the status code, how long, why it failed, and the first 1 KiB of the answer.',
+        description:
+          'A webhook delivery with the body sent (`payload`) and every attempt. Each attempt: when, where, the status code, how long, why it failed, and the first 1 KiB of the answer.',
         security: BEARER,
         params: DeliveryIdParams,
         response: { 200: WebhookDeliveryView, ...errorResponses('not_found') },
       },
     },
-    async (request) => webhookDeliveryView(await load(request.auth.projectId, request.params.id)),
+    async (request) => {
+      const found = await load(request.auth.projectId, request.params.id);
+      // The body sent, so a reader can see what the receiver got beside what it answered.
+      return { ...webhookDeliveryView(webhookDeliveryOf(found)), payload: found.delivery.payload };
+    },
   );
 
   api.post(
