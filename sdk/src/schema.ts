@@ -531,6 +531,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/me/marketing-messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How the project sends MARKETING templates
+         * @description A template counts as MARKETING by its latest category (Meta re-categorises templates; svc follows its `template_category_update`), read when the message is dispatched. The API that took each message is its `route`. Other categories always go through Cloud API. The sandbox follows the setting too (its prices say `marketing_lite`).
+         */
+        get: operations["getMarketingMessagesSetting"];
+        /**
+         * Send MARKETING templates through Cloud API or the Marketing Messages API
+         * @description A template counts as MARKETING by its latest category (Meta re-categorises templates; svc follows its `template_category_update`), read when the message is dispatched. The API that took each message is its `route`. Other categories always go through Cloud API. The sandbox follows the setting too (its prices say `marketing_lite`). Applies from the next dispatch; messages already taken by the provider stay as they were.
+         */
+        put: operations["updateMarketingMessagesSetting"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates/{id}/preview": {
         parameters: {
             query?: never;
@@ -1623,6 +1647,15 @@ export interface components {
              * @example 2026-11-22T10:00:00.000Z
              */
             heldAt?: string;
+            /**
+             * @description The provider API that took the message (WhatsApp): `cloud_api` (`/messages`) or `marketing_messages` (the Marketing Messages API, per the project’s setting). With the fallback policy, `pricing.category` `marketing_lite` says the Marketing Messages API delivered it, `marketing` that Meta fell back to Cloud API. Absent until the provider took it.
+             * @enum {string}
+             */
+            route?: "cloud_api" | "marketing_messages";
+            /** @description The recipient’s business-scoped user id (BSUID), when `to` is a phone number and the provider named it. */
+            recipientUserId?: string;
+            /** @description The recipient’s phone number (E.164), when `to` is a BSUID and the provider named it. */
+            recipientPhoneNumber?: string;
         };
         WebhookAttempt: {
             /** @description The X-Service-Delivery-Attempt value: 1, 2, … */
@@ -4787,6 +4820,142 @@ export interface operations {
                         keywords: string[];
                         /** @description Whether an inbound keyword suppresses its sender (default true). */
                         enabled: boolean;
+                    };
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMarketingMessagesSetting: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `off`: every template through Cloud API (`POST /{phone-number-id}/messages`). `fallback`: MARKETING templates through the Marketing Messages API (`POST /{phone-number-id}/marketing_messages`) with `product_policy` `CLOUD_API_FALLBACK`: Meta sends through Cloud API when the business is not onboarded. `strict`: the same with `STRICT`: Meta refuses instead (the message FAILS, e.g. 134102).
+                         * @example fallback
+                         * @enum {unknown}
+                         */
+                        mode: "off" | "fallback" | "strict";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateMarketingMessagesSetting: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `off`: every template through Cloud API (`POST /{phone-number-id}/messages`). `fallback`: MARKETING templates through the Marketing Messages API (`POST /{phone-number-id}/marketing_messages`) with `product_policy` `CLOUD_API_FALLBACK`: Meta sends through Cloud API when the business is not onboarded. `strict`: the same with `STRICT`: Meta refuses instead (the message FAILS, e.g. 134102).
+                     * @example fallback
+                     * @enum {unknown}
+                     */
+                    mode: "off" | "fallback" | "strict";
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `off`: every template through Cloud API (`POST /{phone-number-id}/messages`). `fallback`: MARKETING templates through the Marketing Messages API (`POST /{phone-number-id}/marketing_messages`) with `product_policy` `CLOUD_API_FALLBACK`: Meta sends through Cloud API when the business is not onboarded. `strict`: the same with `STRICT`: Meta refuses instead (the message FAILS, e.g. 134102).
+                         * @example fallback
+                         * @enum {unknown}
+                         */
+                        mode: "off" | "fallback" | "strict";
                     };
                 };
             };

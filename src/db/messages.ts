@@ -228,6 +228,9 @@ const CHANGEABLE_TYPES: Record<string, string> = {
   updated_at: 'bigint',
   pricing: 'text',
   held_at: 'bigint',
+  send_route: 'text',
+  recipient_user_id: 'text',
+  recipient_phone: 'text',
 };
 
 // One prepared update per set of columns changed (a handful: the dispatcher's and the reports' shapes).
@@ -331,10 +334,14 @@ export type MessageViewRow = Pick<
   | 'batch_id'
   | 'pricing'
   | 'held_at'
+  | 'send_route'
+  | 'recipient_user_id'
+  | 'recipient_phone'
 >;
 const VIEW_COLUMNS =
   'id, status, recipient, template_name, language, queued_at, updated_at, sent_at, delivered_at, read_at, failed_at, ' +
-  'provider_message_id, error, variables, header_variables, rendered, scheduled_for, canceled_at, batch_id, pricing, held_at';
+  'provider_message_id, error, variables, header_variables, rendered, scheduled_for, canceled_at, batch_id, pricing, held_at, ' +
+  'send_route, recipient_user_id, recipient_phone';
 
 // Prepared statements per combination of filters used (at most 128).
 const listStatements = new Map<string, { sqlite: Statement<MessageViewRow>; postgres: Statement<KeyCheckColumns & MessageViewRow> }>();
