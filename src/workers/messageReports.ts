@@ -7,7 +7,7 @@ import { transitionsForReport } from '../domain/messageStatus.ts';
 import { reportedTime } from '../domain/reportedTime.ts';
 import type { ProviderReport, ReportResult } from '../providers/provider.ts';
 import type { ReportDeps } from './providerReports.ts';
-import { heldMessagesCounter } from './heldMessages.ts';
+import { DROPPED_CODE, DropBurstWatch, heldMessagesCounter } from './heldMessages.ts';
 import { type MessageUpdate, recordStatusChanges, type StatusChange } from './statusChanges.ts';
 
 type MessageReport = Extract<ProviderReport, { kind: 'message' }>;
@@ -37,8 +37,13 @@ async function fromSendingNumber(trx: Db, message: MessageRow, report: MessageRe
  */
 export function createMessageReports(deps: ReportDeps): (report: MessageReport) => Promise<ReportResult> {
   const committer = new GroupCommitter<MessageReport, Applied>(deps.database, (trx, reports) => applyReports(deps, trx, reports));
+  const drops = deps.dropBurstWatch ?? new DropBurstWatch(deps.logger);
   return async (report) => {
     const applied = await committer.submit(report);
+    // Counted once committed: a failure with 132015 that moved a message (a repeat changes nothing).
+    if (applied !== 'unchanged' && applied !== 'unknown' && report.status === 'FAILED' && report.error?.code === DROPPED_CODE) {
+      drops.record(report.phoneNumberId ?? 'unknown');
+    }
     if (applied !== 'webhooks') return applied;
     deps.notifier.wakeLocal('webhooks');
     return 'applied';

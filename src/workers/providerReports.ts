@@ -4,11 +4,14 @@ import type { ProviderInbound } from '../providers/provider.ts';
 import type { Notifier } from './notifier.ts';
 import { applyTemplateCategory, applyTemplateReview } from './templateReview.ts';
 import { createMessageReports } from './messageReports.ts';
+import type { DropBurstWatch } from './heldMessages.ts';
 
 export interface ReportDeps {
   database: Database;
   notifier: Notifier;
   logger: Logger;
+  /** Watches 132015 failures for bursts (tests give one with their own clock); default: one per inbound. */
+  dropBurstWatch?: DropBurstWatch;
 }
 
 /** Every provider report — template reviews and category changes, message statuses — enters svc here. */
