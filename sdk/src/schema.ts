@@ -1652,7 +1652,7 @@ export interface components {
              * @enum {string}
              */
             route?: "cloud_api" | "marketing_messages";
-            /** @description The recipient’s business-scoped user id (BSUID), when `to` is a phone number and the provider named it. */
+            /** @description The recipient’s business-scoped user id (BSUID) as the provider named it in a status, when it is not `to` (`to` a phone number; or a parent BSUID and this the portfolio’s own). */
             recipientUserId?: string;
             /** @description The recipient’s phone number (E.164), when `to` is a BSUID and the provider named it. */
             recipientPhoneNumber?: string;

@@ -3,6 +3,7 @@ import { findApiKeyByHash, type KeyCheckColumns, keyCheckedSql, type KeyForReque
 import type { Db, DialectName } from './database.ts';
 import { countAcceptedMessages, countAcceptedSql } from './messageCounts.ts';
 import { columnsOf, dialectOf, numbered, postgresStatement, statement, type Statement } from './prepared.ts';
+import { withLinkedIdentities } from './recipientLinks.ts';
 import type { MessageEventsTable, MessagesTable, MessageStatus, TemplatesTable } from './tables.ts';
 import { idLowerBound, newId } from '../domain/ids.ts';
 
@@ -298,6 +299,8 @@ export async function updateMessages(
 export interface MessageFilter {
   status?: MessageStatus;
   to?: string;
+  /** `to` with every identity joined to it, when the caller knows them already; else looked up. */
+  toJoined?: readonly string[];
   template?: string;
   /** Epoch ms, inclusive. */
   since?: number;
@@ -358,9 +361,15 @@ export async function listMessages(
   filter: MessageFilter,
   page: { limit: number; beforeId?: string },
 ): Promise<KeyChecked<MessageViewRow[]>> {
-  const conditions: [string, unknown][] = [['project_id = ?', projectId]];
+  const conditions: [string, ...unknown[]][] = [['project_id = ?', projectId]];
   if (filter.status) conditions.push(['status = ?', filter.status]);
-  if (filter.to) conditions.push(['recipient = ?', filter.to]);
+  if (filter.to) {
+    // A recipient is every identity joined to it (a phone and its BSUIDs, an old BSUID and its new one).
+    const recipients = filter.toJoined ?? (await withLinkedIdentities(db, projectId, [filter.to]));
+    conditions.push(
+      recipients.length <= 1 ? ['recipient = ?', filter.to] : [`recipient in (${recipients.map(() => '?').join(', ')})`, ...recipients],
+    );
+  }
   if (filter.template) conditions.push(['template_name = ?', filter.template]);
   if (filter.batchId) conditions.push(['batch_id = ?', filter.batchId]);
   if (filter.since !== undefined) conditions.push(['id >= ?', idLowerBound('msg', filter.since)]);
@@ -373,7 +382,7 @@ export async function listMessages(
     list = { sqlite: statement(read), postgres: postgresStatement(numbered(keyCheckedSql(read, 'r.id desc'))) };
     listStatements.set(where, list);
   }
-  const parameters = [...conditions.map(([, value]) => value), page.limit + 1];
+  const parameters = [...conditions.flatMap(([, ...values]) => values), page.limit + 1];
   if (dialectOf(db) === 'sqlite') {
     // In-process, the key's own lookup costs less (≈ 5 µs) than its columns on every row of a page.
     return { key: await findApiKeyByHash(db, keyHash), found: await list.sqlite.rows(db, parameters) };

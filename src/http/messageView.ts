@@ -122,7 +122,11 @@ export const MessageView = Type.Object({
     }),
   ),
   recipientUserId: Type.Optional(
-    Type.String({ description: 'The recipient’s business-scoped user id (BSUID), when `to` is a phone number and the provider named it.' }),
+    Type.String({
+      description:
+        'The recipient’s business-scoped user id (BSUID) as the provider named it in a status, when it is not `to` ' +
+        '(`to` a phone number; or a parent BSUID and this the portfolio’s own).',
+    }),
   ),
   recipientPhoneNumber: Type.Optional(
     Type.String({ description: 'The recipient’s phone number (E.164), when `to` is a BSUID and the provider named it.' }),

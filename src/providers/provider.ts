@@ -267,7 +267,15 @@ export type ProviderReport =
       error?: ProviderError;
       /** What the message costs (Meta's `pricing` on sent, delivered and read statuses). */
       pricing?: MessagePricing;
+      /** The recipient's identities the provider names (Meta: `recipient_id`, `recipient_user_id`). */
+      recipient?: RecipientIdentities;
     };
+
+/** A WhatsApp user's identities as a provider names them: phone (E.164) and business-scoped user id. */
+export interface RecipientIdentities {
+  phone?: string;
+  userId?: string;
+}
 
 /**
  * What became of a report: applied; a duplicate or late report that changed nothing; or about a

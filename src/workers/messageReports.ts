@@ -2,10 +2,12 @@ import type { Db } from '../db/database.ts';
 import { GroupCommitter } from '../db/groupCommit.ts';
 import type { MessageRow } from '../db/messages.ts';
 import { findProject, projectsSendingFrom } from '../db/projects.ts';
+import { linkIdentities } from '../db/recipientLinks.ts';
 import { lockReportedMessages } from '../db/reportedMessages.ts';
+import { isBusinessScopedUserId } from '../domain/messageRequest.ts';
 import { transitionsForReport } from '../domain/messageStatus.ts';
 import { reportedTime } from '../domain/reportedTime.ts';
-import type { ProviderReport, ReportResult } from '../providers/provider.ts';
+import type { ProviderReport, RecipientIdentities, ReportResult } from '../providers/provider.ts';
 import type { ReportDeps } from './providerReports.ts';
 import { DROPPED_CODE, DropBurstWatch, heldMessagesCounter } from './heldMessages.ts';
 import { type MessageUpdate, recordStatusChanges, type StatusChange } from './statusChanges.ts';
@@ -23,6 +25,35 @@ async function fromSendingNumber(trx: Db, message: MessageRow, report: MessageRe
   if (project?.provider_phone_number_id === report.phoneNumberId) return true;
   if (message.provider_message_id !== report.providerMessageId) return false;
   return !(await projectsSendingFrom(trx, [report.phoneNumberId])).has(report.phoneNumberId);
+}
+
+/**
+ * What a status teaches about the message's recipient: the BSUID of a message sent to a phone
+ * number, the phone of one sent to a BSUID (columns set once learned or changed), and the pairs of
+ * identities to join. Phone numbers are joined only to BSUIDs, never to another number.
+ */
+function learnedIdentity(
+  message: MessageRow,
+  named: RecipientIdentities | undefined,
+): { columns: { recipient_user_id?: string; recipient_phone?: string }; links: [string, string][] } {
+  const columns: { recipient_user_id?: string; recipient_phone?: string } = {};
+  const links: [string, string][] = [];
+  if (named === undefined) return { columns, links };
+  if (isBusinessScopedUserId(message.recipient)) {
+    if (named.phone !== undefined && named.phone !== message.recipient_phone) {
+      columns.recipient_phone = named.phone;
+      links.push([message.recipient, named.phone]);
+    }
+    // A parent BSUID sent to, the portfolio's own BSUID reported (or the other way round): one user.
+    if (named.userId !== undefined && named.userId !== message.recipient && named.userId !== message.recipient_user_id) {
+      columns.recipient_user_id = named.userId;
+      links.push([message.recipient, named.userId]);
+    }
+  } else if (named.userId !== undefined && named.userId !== message.recipient_user_id) {
+    columns.recipient_user_id = named.userId;
+    links.push([message.recipient, named.userId]);
+  }
+  return { columns, links };
 }
 
 /**
@@ -65,6 +96,7 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
     );
     const changes: StatusChange[] = [];
     const updates: MessageUpdate[] = [];
+    const links: { projectId: string; a: string; b: string }[] = [];
     const changed: number[] = [];
     const inThisPass = new Set<string>();
     const later: typeof pending = [];
@@ -87,7 +119,10 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
       const transitions = held && report.status === 'FAILED' ? ['FAILED' as const] : transitionsForReport(message.status, report.status);
       // Meta's price of the message comes with its sent, delivered and read statuses, late or not.
       const pricing = report.pricing && JSON.stringify(report.pricing);
-      const newPricing = pricing !== undefined && pricing !== message.pricing ? { pricing } : undefined;
+      const learned = learnedIdentity(message, report.recipient);
+      links.push(...learned.links.map(([a, b]) => ({ projectId: message.project_id, a, b })));
+      const newColumns = { ...(pricing !== undefined && pricing !== message.pricing && { pricing }), ...learned.columns };
+      const newPricing = Object.keys(newColumns).length > 0 ? newColumns : undefined;
       if (transitions.length === 0) {
         if (newPricing) {
           updates.push({ id: message.id, changes: { ...newPricing, updated_at: now } });
@@ -109,6 +144,7 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
       changed.push(index);
     }
     const enqueued = await recordStatusChanges(trx, dialect, deps.notifier, changes, now, updates);
+    for (const { projectId, a, b } of links.splice(0)) await linkIdentities(trx, projectId, a, b, 'status', now);
     for (const index of changed) results[index] = enqueued ? 'webhooks' : 'applied';
     pending = later;
   }
