@@ -4,7 +4,8 @@ import { databaseKinds } from '../support/databases.ts';
 import type { FakeGraphApi } from '../support/fakeGraphApi.ts';
 import { waitForStatus } from '../support/sending.ts';
 import type { TestServer } from '../support/server.ts';
-import { connectedProject, postWebhook, startWhatsApp, statusWebhook, until, type WhatsAppSetup } from '../support/whatsapp.ts';
+import { inboundReportsOf } from '../../src/providers/whatsapp/inboundMessages.ts';
+import { connectedProject, PHONE_NUMBER_ID, postWebhook, startWhatsApp, statusWebhook, until, type WhatsAppSetup } from '../support/whatsapp.ts';
 import { inboundId, messagesWebhook, seconds } from '../support/whatsappInbound.ts';
 import { approvedWhatsAppTemplate, metaStatus, sendTemplate } from '../support/whatsappSending.ts';
 
@@ -27,6 +28,30 @@ function userChangedUserId(oldUserId: string, newUserId: string, phone = '') {
     },
   ]);
 }
+
+describe('Meta’s payloads naming a user’s identities', () => {
+  it('reads user_changed_user_id: the old id from from_user_id or the body, the new one, the phone when given', () => {
+    const [change] = inboundReportsOf(userChangedUserId('US.1', 'US.2', '5511987654321')).userIdChanges;
+    assert.deepEqual({ ...change, occurredAt: 0 }, { phoneNumberId: PHONE_NUMBER_ID, oldUserId: 'US.1', newUserId: 'US.2', phone: '+5511987654321', occurredAt: 0 });
+    const payload = userChangedUserId('US.3', 'US.4') as any;
+    delete payload.entry[0].changes[0].value.messages[0].from_user_id;
+    const [fromBody] = inboundReportsOf(payload).userIdChanges;
+    assert.equal(fromBody!.oldUserId, 'US.3');
+    assert.equal(fromBody!.newUserId, 'US.4');
+    assert.ok(!('phone' in fromBody!));
+    payload.entry[0].changes[0].value.messages[0].system.user_id = 'not an id';
+    assert.deepEqual(inboundReportsOf(payload).userIdChanges, []);
+  });
+
+  it('keys a sender who hides the number by the BSUID, and keeps the BSUID beside a phone', () => {
+    const hidden = inboundReportsOf(messagesWebhook([{ from: '', from_user_id: 'US.9', id: 'wamid.a', timestamp: seconds(), type: 'text', text: { body: 'hi' } }]));
+    assert.equal(hidden.messages[0]!.from, 'US.9');
+    assert.ok(!('fromUserId' in hidden.messages[0]!));
+    const both = inboundReportsOf(messagesWebhook([{ from: '5511987654321', from_user_id: 'US.9', id: 'wamid.b', timestamp: seconds(), type: 'text', text: { body: 'hi' } }]));
+    assert.equal(both.messages[0]!.from, '+5511987654321');
+    assert.equal(both.messages[0]!.fromUserId, 'US.9');
+  });
+});
 
 for (const kind of databaseKinds()) {
   describe(`a WhatsApp user's identities joined (${kind})`, () => {
