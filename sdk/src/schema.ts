@@ -86,7 +86,7 @@ export interface paths {
         post?: never;
         /**
          * Erase the project and everything it holds
-         * @description Erases the project with its API keys, provider credentials and callback URL, templates, messages (with their status history and idempotency records) and webhook deliveries (with their attempts), all at once: afterwards every key of the project is 401 and its ids are 404. Messages already handed to the provider may still reach their recipients. Cannot be undone.
+         * @description Erases the project with its API keys, provider credentials and callback URL, templates, messages (with their status history and idempotency records), its recipients’ joined identities (phone numbers and WhatsApp BSUIDs) and webhook deliveries (with their attempts), all at once: afterwards every key of the project is 401 and its ids are 404. Messages already handed to the provider may still reach their recipients. Cannot be undone.
          */
         delete: operations["eraseProject"];
         options?: never;
