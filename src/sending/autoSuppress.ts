@@ -26,6 +26,14 @@ export function configureAutoSuppression(notifier: Notifier, enabled: boolean): 
   enabledFor.set(notifier, enabled);
 }
 
+/**
+ * 131050 "User has stopped marketing messages" is Meta's marketing opt-out said another way (its
+ * user_preferences webhook may come later, or not reach svc): the recipient is suppressed for
+ * MARKETING templates only, as that webhook does (CONTRACT §9), whatever SVC_AUTO_SUPPRESS says;
+ * a "resume" lifts it.
+ */
+export const MARKETING_STOPPED_CODE = '131050';
+
 /** Adds the numbers of the changes that end FAILED with an opted-out code; in the caller's transaction. */
 export async function suppressOptedOutRecipients(
   trx: Db,
@@ -33,6 +41,16 @@ export async function suppressOptedOutRecipients(
   changes: readonly StatusChange[],
   now: number,
 ): Promise<void> {
+  const stopped = changes
+    .filter((change) => change.transitions.at(-1) === 'FAILED' && change.error?.code === MARKETING_STOPPED_CODE)
+    .map((change) => ({
+      projectId: change.message.project_id,
+      phoneNumber: change.message.recipient,
+      reason: `The provider failed message ${change.message.id} with ${MARKETING_STOPPED_CODE}: the user stopped marketing messages.`,
+      source: 'marketing_opt_out' as const,
+      scope: 'marketing' as const,
+    }));
+  if (stopped.length > 0) await addSuppressions(trx, stopped, now);
   if (enabledFor.get(notifier) === false) return;
   const entries = changes
     .filter((change) => change.transitions.at(-1) === 'FAILED' && change.error && OPTED_OUT_CODES.has(change.error.code))
