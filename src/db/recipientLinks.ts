@@ -38,7 +38,8 @@ export async function withLinkedIdentities(db: Db, projectId: string, identities
  */
 export async function linkIdentities(db: Db, projectId: string, a: string, b: string, source: LinkSource, now: number): Promise<boolean> {
   if (a === b) return true;
-  const group = await withLinkedIdentities(db, projectId, [a, b]);
+  // Sorted: transactions that join the same identities write their rows in one order (no deadlock).
+  const group = (await withLinkedIdentities(db, projectId, [a, b])).sort();
   if (group.length > MAX_LINKED) return false;
   const rows = group.flatMap((identity) =>
     group.filter((linked) => linked !== identity).map((linked) => ({ project_id: projectId, identity, linked, source, created_at: now, seen_at: now })),

@@ -144,6 +144,8 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
       changed.push(index);
     }
     const enqueued = await recordStatusChanges(trx, dialect, deps.notifier, changes, now, updates);
+    // In one order across transactions (see linkIdentities).
+    links.sort((x, y) => (x.projectId + x.a + x.b < y.projectId + y.a + y.b ? -1 : 1));
     for (const { projectId, a, b } of links.splice(0)) await linkIdentities(trx, projectId, a, b, 'status', now);
     for (const index of changed) results[index] = enqueued ? 'webhooks' : 'applied';
     pending = later;
