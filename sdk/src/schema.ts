@@ -95,7 +95,7 @@ export interface paths {
         post?: never;
         /**
          * Erase the project
-         * @description Erases the project with its API keys, provider credentials and callback URL, templates, messages (with their status history and idempotency records) and webhook deliveries (with their attempts), all at once: afterwards every key of the project is 401 and its ids are 404. Messages already handed to the provider may still reach their recipients. Cannot be undone.
+         * @description Erases the project with its API keys, provider credentials and callback URL, templates, messages (with their status history and idempotency records), its recipients’ joined identities (phone numbers and WhatsApp BSUIDs) and webhook deliveries (with their attempts), all at once: afterwards every key of the project is 401 and its ids are 404. Messages already handed to the provider may still reach their recipients. Cannot be undone.
          */
         delete: operations["eraseProject"];
         options?: never;
@@ -545,6 +545,30 @@ export interface paths {
          * @description Replaces the project’s opt-out keywords, or turns them off. An inbound message to the project’s number (a reply or not) whose text or button payload is one of the keywords (trimmed, any case) puts its sender on the suppression list with `source: "opt_out_keyword"`, `scope: "all"`: sends to it are then 422 recipient_suppressed. Numbers already suppressed stay suppressed.
          */
         put: operations["updateOptOutSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/me/marketing-messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How the project sends MARKETING templates
+         * @description A template counts as MARKETING by its latest category (Meta re-categorises templates; svc follows its `template_category_update`), read when the message is dispatched. The API that took each message is its `route`. Other categories always go through Cloud API. The sandbox follows the setting too (its prices say `marketing_lite`).
+         */
+        get: operations["getMarketingMessagesSetting"];
+        /**
+         * Send MARKETING templates through Cloud API or the Marketing Messages API
+         * @description A template counts as MARKETING by its latest category (Meta re-categorises templates; svc follows its `template_category_update`), read when the message is dispatched. The API that took each message is its `route`. Other categories always go through Cloud API. The sandbox follows the setting too (its prices say `marketing_lite`). Applies from the next dispatch; messages already taken by the provider stay as they were.
+         */
+        put: operations["updateMarketingMessagesSetting"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1649,6 +1673,15 @@ export interface components {
              * @example 2026-11-22T10:00:00.000Z
              */
             heldAt?: string;
+            /**
+             * @description The provider API that took the message (WhatsApp): `cloud_api` (`/messages`) or `marketing_messages` (the Marketing Messages API, per the project’s setting). With the fallback policy, `pricing.category` `marketing_lite` says the Marketing Messages API delivered it, `marketing` that Meta fell back to Cloud API. Absent until the provider took it.
+             * @enum {string}
+             */
+            route?: "cloud_api" | "marketing_messages";
+            /** @description The recipient’s business-scoped user id (BSUID) as the provider named it in a status, when it is not `to` (`to` a phone number; or a parent BSUID and this the portfolio’s own). */
+            recipientUserId?: string;
+            /** @description The recipient’s phone number (E.164), when `to` is a BSUID and the provider named it. */
+            recipientPhoneNumber?: string;
         };
         WebhookAttempt: {
             /** @description The X-Service-Delivery-Attempt value: 1, 2, … */
@@ -6862,6 +6895,182 @@ export interface operations {
                         keywords: string[];
                         /** @description Whether an inbound keyword suppresses its sender (default true). */
                         enabled: boolean;
+                    };
+                };
+            };
+            /** @description validation_failed, invalid_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMarketingMessagesSetting: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `off`: every template through Cloud API (`POST /{phone-number-id}/messages`). `fallback`: MARKETING templates through the Marketing Messages API (`POST /{phone-number-id}/marketing_messages`) with `product_policy` `CLOUD_API_FALLBACK`: Meta sends through Cloud API when the business is not onboarded. `strict`: the same with `STRICT`: Meta refuses instead (the message FAILS, e.g. 134102).
+                         * @example fallback
+                         * @enum {unknown}
+                         */
+                        mode: "off" | "fallback" | "strict";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateMarketingMessagesSetting: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `off`: every template through Cloud API (`POST /{phone-number-id}/messages`). `fallback`: MARKETING templates through the Marketing Messages API (`POST /{phone-number-id}/marketing_messages`) with `product_policy` `CLOUD_API_FALLBACK`: Meta sends through Cloud API when the business is not onboarded. `strict`: the same with `STRICT`: Meta refuses instead (the message FAILS, e.g. 134102).
+                     * @example fallback
+                     * @enum {unknown}
+                     */
+                    mode: "off" | "fallback" | "strict";
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `off`: every template through Cloud API (`POST /{phone-number-id}/messages`). `fallback`: MARKETING templates through the Marketing Messages API (`POST /{phone-number-id}/marketing_messages`) with `product_policy` `CLOUD_API_FALLBACK`: Meta sends through Cloud API when the business is not onboarded. `strict`: the same with `STRICT`: Meta refuses instead (the message FAILS, e.g. 134102).
+                         * @example fallback
+                         * @enum {unknown}
+                         */
+                        mode: "off" | "fallback" | "strict";
                     };
                 };
             };

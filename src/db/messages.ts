@@ -3,6 +3,7 @@ import { findApiKeyByHash, type KeyCheckColumns, keyCheckedSql, type KeyForReque
 import type { Db, DialectName } from './database.ts';
 import { countAcceptedMessages, countAcceptedSql } from './messageCounts.ts';
 import { columnsOf, dialectOf, numbered, postgresStatement, statement, type Statement } from './prepared.ts';
+import { withLinkedIdentities } from './recipientLinks.ts';
 import type { MessageEventsTable, MessagesTable, MessageStatus, TemplatesTable } from './tables.ts';
 import { idLowerBound, newId } from '../domain/ids.ts';
 
@@ -228,6 +229,9 @@ const CHANGEABLE_TYPES: Record<string, string> = {
   updated_at: 'bigint',
   pricing: 'text',
   held_at: 'bigint',
+  send_route: 'text',
+  recipient_user_id: 'text',
+  recipient_phone: 'text',
 };
 
 // One prepared update per set of columns changed (a handful: the dispatcher's and the reports' shapes).
@@ -295,6 +299,8 @@ export async function updateMessages(
 export interface MessageFilter {
   status?: MessageStatus;
   to?: string;
+  /** `to` with every identity joined to it, when the caller knows them already; else looked up. */
+  toJoined?: readonly string[];
   template?: string;
   /** Epoch ms, inclusive. */
   since?: number;
@@ -331,10 +337,14 @@ export type MessageViewRow = Pick<
   | 'batch_id'
   | 'pricing'
   | 'held_at'
+  | 'send_route'
+  | 'recipient_user_id'
+  | 'recipient_phone'
 >;
 const VIEW_COLUMNS =
   'id, status, recipient, template_name, language, queued_at, updated_at, sent_at, delivered_at, read_at, failed_at, ' +
-  'provider_message_id, error, variables, header_variables, rendered, scheduled_for, canceled_at, batch_id, pricing, held_at';
+  'provider_message_id, error, variables, header_variables, rendered, scheduled_for, canceled_at, batch_id, pricing, held_at, ' +
+  'send_route, recipient_user_id, recipient_phone';
 
 // Prepared statements per combination of filters used (at most 128).
 const listStatements = new Map<string, { sqlite: Statement<MessageViewRow>; postgres: Statement<KeyCheckColumns & MessageViewRow> }>();
@@ -351,9 +361,15 @@ export async function listMessages(
   filter: MessageFilter,
   page: { limit: number; beforeId?: string },
 ): Promise<KeyChecked<MessageViewRow[]>> {
-  const conditions: [string, unknown][] = [['project_id = ?', projectId]];
+  const conditions: [string, ...unknown[]][] = [['project_id = ?', projectId]];
   if (filter.status) conditions.push(['status = ?', filter.status]);
-  if (filter.to) conditions.push(['recipient = ?', filter.to]);
+  if (filter.to) {
+    // A recipient is every identity joined to it (a phone and its BSUIDs, an old BSUID and its new one).
+    const recipients = filter.toJoined ?? (await withLinkedIdentities(db, projectId, [filter.to]));
+    conditions.push(
+      recipients.length <= 1 ? ['recipient = ?', filter.to] : [`recipient in (${recipients.map(() => '?').join(', ')})`, ...recipients],
+    );
+  }
   if (filter.template) conditions.push(['template_name = ?', filter.template]);
   if (filter.batchId) conditions.push(['batch_id = ?', filter.batchId]);
   if (filter.since !== undefined) conditions.push(['id >= ?', idLowerBound('msg', filter.since)]);
@@ -366,7 +382,7 @@ export async function listMessages(
     list = { sqlite: statement(read), postgres: postgresStatement(numbered(keyCheckedSql(read, 'r.id desc'))) };
     listStatements.set(where, list);
   }
-  const parameters = [...conditions.map(([, value]) => value), page.limit + 1];
+  const parameters = [...conditions.flatMap(([, ...values]) => values), page.limit + 1];
   if (dialectOf(db) === 'sqlite') {
     // In-process, the key's own lookup costs less (≈ 5 µs) than its columns on every row of a page.
     return { key: await findApiKeyByHash(db, keyHash), found: await list.sqlite.rows(db, parameters) };

@@ -48,6 +48,8 @@ export async function eraseProject(
   const laterEvents = await db.deleteFrom('message_events').where('project_id', '=', projectId).executeTakeFirst();
   // Replies go with their messages (no foreign key: see migration 0016_replies_opt_outs).
   await db.deleteFrom('message_replies').where('project_id', '=', projectId).execute();
+  // The recipients' joined identities (phone numbers, BSUIDs) are personal data too.
+  await db.deleteFrom('recipient_links').where('project_id', '=', projectId).execute();
   const messages = await db.deleteFrom('messages').where('project_id', '=', projectId).executeTakeFirst();
 
   const deliveryIds = db.selectFrom('webhook_deliveries').select('id').where('project_id', '=', projectId);

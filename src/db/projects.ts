@@ -48,15 +48,15 @@ export async function rotateWebhookSecret(
 
 export type SendingProject = Pick<
   ProjectRow,
-  'id' | 'provider_phone_number_id' | 'provider_access_token_enc' | 'provider_messages_per_second'
+  'id' | 'provider_phone_number_id' | 'provider_access_token_enc' | 'provider_messages_per_second' | 'marketing_messages'
 >;
 
-/** What the dispatcher needs of each project to send: its number, sealed token and throughput. */
+/** What the dispatcher needs of each project to send: its number, sealed token, throughput and marketing route. */
 export async function findSendingProjects(db: Db, ids: readonly string[]): Promise<SendingProject[]> {
   if (ids.length === 0) return [];
   return db
     .selectFrom('projects')
-    .select(['id', 'provider_phone_number_id', 'provider_access_token_enc', 'provider_messages_per_second'])
+    .select(['id', 'provider_phone_number_id', 'provider_access_token_enc', 'provider_messages_per_second', 'marketing_messages'])
     .where('id', 'in', [...ids])
     .execute();
 }

@@ -33,6 +33,8 @@ export interface ProjectsTable {
   message_retention_ms?: number | null;
   /** How long the project's webhook deliveries are kept; null: SVC_RETENTION_WEBHOOK_DELIVERIES. */
   webhook_delivery_retention_ms?: number | null;
+  /** How MARKETING templates are sent (db/marketingMessages.ts): null off, 'fallback' or 'strict'. */
+  marketing_messages?: string | null;
 }
 
 export interface ApiKeysTable {
@@ -130,6 +132,26 @@ export interface MessagesTable {
   pricing?: string | null;
   /** When the provider held the message for quality assessment; null when it never did. */
   held_at?: number | null;
+  /** The provider API that took it: cloud_api or marketing_messages; null until taken. */
+  send_route?: string | null;
+  /** The recipient's BSUID when the provider named it for a message sent to a phone number. */
+  recipient_user_id?: string | null;
+  /** The recipient's phone (E.164) when the provider named it for a message sent to a BSUID. */
+  recipient_phone?: string | null;
+}
+
+/**
+ * Two identities of one WhatsApp user in a project (a phone and a BSUID, an old BSUID and its new
+ * one): one row per ordered pair (db/recipientLinks.ts).
+ */
+export interface RecipientLinksTable {
+  project_id: string;
+  identity: string;
+  linked: string;
+  /** status | inbound | user_changed_user_id */
+  source: string;
+  created_at: number;
+  seen_at: number;
 }
 
 export interface BatchesTable {
@@ -344,4 +366,5 @@ export interface Tables {
   worker_heartbeats: WorkerHeartbeatsTable;
   provider_accounts: ProviderAccountsTable;
   retention_state: RetentionStateTable;
+  recipient_links: RecipientLinksTable;
 }

@@ -21,6 +21,14 @@ export function isBusinessScopedUserId(to: string): boolean {
   return BSUID.test(to);
 }
 
+/**
+ * What svc adds to Meta's 131062: the failure names the way out, not only the rule (Meta's text
+ * says what is refused, and sometimes nothing more than its title).
+ */
+export const BSUID_AUTHENTICATION_HINT =
+  'Authentication templates (one-tap, zero-tap, copy code) go to phone numbers only: send this one to the ' +
+  "user's phone number (a BSUID's phone shows as recipientPhoneNumber once WhatsApp has named it).";
+
 /** Why `to` cannot be a recipient, or undefined if it can: an E.164 number that can exist, or a BSUID. */
 export function recipientProblem(to: string): string | undefined {
   if (BSUID.test(to)) return undefined;

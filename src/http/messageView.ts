@@ -112,6 +112,25 @@ export const MessageView = Type.Object({
     }),
   ),
   heldAt: Type.Optional(Timestamp),
+  route: Type.Optional(
+    Type.Union([Type.Literal('cloud_api'), Type.Literal('marketing_messages')], {
+      description:
+        'The provider API that took the message (WhatsApp): `cloud_api` (`/messages`) or `marketing_messages` (the ' +
+        'Marketing Messages API, per the project’s setting). With the fallback policy, `pricing.category` ' +
+        '`marketing_lite` says the Marketing Messages API delivered it, `marketing` that Meta fell back to Cloud API. ' +
+        'Absent until the provider took it.',
+    }),
+  ),
+  recipientUserId: Type.Optional(
+    Type.String({
+      description:
+        'The recipient’s business-scoped user id (BSUID) as the provider named it in a status, when it is not `to` ' +
+        '(`to` a phone number; or a parent BSUID and this the portfolio’s own).',
+    }),
+  ),
+  recipientPhoneNumber: Type.Optional(
+    Type.String({ description: 'The recipient’s phone number (E.164), when `to` is a BSUID and the provider named it.' }),
+  ),
 });
 
 export function messageView(row: MessageViewRow) {
@@ -137,6 +156,9 @@ export function messageView(row: MessageViewRow) {
     content: JSON.parse(row.rendered) as Static<typeof MessageView>['content'],
     ...(typeof row.pricing === 'string' && { pricing: JSON.parse(row.pricing) as MessagePricing }),
     ...(typeof row.held_at === 'number' && { held: row.status === 'QUEUED', heldAt: iso(row.held_at) }),
+    ...(typeof row.send_route === 'string' && { route: row.send_route as 'cloud_api' | 'marketing_messages' }),
+    ...(typeof row.recipient_user_id === 'string' && { recipientUserId: row.recipient_user_id }),
+    ...(typeof row.recipient_phone === 'string' && { recipientPhoneNumber: row.recipient_phone }),
   };
 }
 
@@ -192,6 +214,9 @@ export function messageJson(row: MessageViewRow): string {
     (row.header_variables !== null ? `,"headerVariables":${row.header_variables}` : '') +
     (typeof row.pricing === 'string' ? `,"pricing":${pricingJson(row.pricing)}` : '') +
     (typeof row.held_at === 'number' ? `,"held":${row.status === 'QUEUED'},"heldAt":${isoJson(row.held_at)}` : '') +
+    (typeof row.send_route === 'string' ? `,"route":${json(row.send_route)}` : '') +
+    (typeof row.recipient_user_id === 'string' ? `,"recipientUserId":${json(row.recipient_user_id)}` : '') +
+    (typeof row.recipient_phone === 'string' ? `,"recipientPhoneNumber":${json(row.recipient_phone)}` : '') +
     '}'
   );
 }

@@ -11,6 +11,7 @@ import { apiKeyRoutes } from './routes/apiKeys.ts';
 import { messageRoutes } from './routes/messages.ts';
 import { batchRoutes } from './routes/batches.ts';
 import { optOutRoutes } from './routes/optOut.ts';
+import { marketingMessagesRoutes } from './routes/marketingMessages.ts';
 import { suppressionRoutes } from './routes/suppressions.ts';
 import { templatePreviewRoutes } from './routes/templatePreview.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -195,6 +196,7 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
   await app.register(async (scope) => batchRoutes(scope, ctx));
   await app.register(async (scope) => suppressionRoutes(scope, ctx));
   await app.register(async (scope) => optOutRoutes(scope, ctx));
+  await app.register(async (scope) => marketingMessagesRoutes(scope, ctx));
   await app.register(async (scope) => templatePreviewRoutes(scope, ctx));
   await app.register(async (scope) => webhookDeliveryRoutes(scope, ctx));
   await app.register(async (scope) => webhookEndpointRoutes(scope, ctx));

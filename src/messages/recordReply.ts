@@ -2,8 +2,9 @@ import type { Database, Db } from '../db/database.ts';
 import { findMessageByProviderId, insertMessageReply, type MessageReplyRow } from '../db/messageReplies.ts';
 import type { MessageRow } from '../db/messages.ts';
 import { projectsSendingFrom } from '../db/projects.ts';
+import { linkIdentities } from '../db/recipientLinks.ts';
 import { newId } from '../domain/ids.ts';
-import type { InboundMessage, MarketingPreference, Reply } from '../domain/inboundMessages.ts';
+import type { InboundMessage, MarketingPreference, Reply, UserIdChange } from '../domain/inboundMessages.ts';
 import { reportedTime } from '../domain/reportedTime.ts';
 import { REPLY_EVENT, replyWebhookPayload } from '../domain/webhookPayload.ts';
 import { applyMarketingPreference, optOutByKeyword } from '../suppressions/optOut.ts';
@@ -108,6 +109,7 @@ export async function recordInboundMessage(deps: ReplyDeps, inbound: InboundMess
   const result = await deps.database.db.transaction().execute(async (trx) => {
     const owners = [...((await projectsSendingFrom(trx, [inbound.phoneNumberId])).get(inbound.phoneNumberId) ?? [])];
     if (owners.length === 0) return 'unknown';
+    await joinSender(trx, owners, inbound, now);
     // Media, reactions, locations…: nothing svc reads, neither a reply nor a keyword.
     const reply = inbound.reply;
     if (reply === undefined) return 'recorded';
@@ -128,7 +130,32 @@ export async function recordMarketingPreference(deps: ReplyDeps, preference: Mar
   return deps.database.db.transaction().execute(async (trx) => {
     const owners = [...((await projectsSendingFrom(trx, [preference.phoneNumberId])).get(preference.phoneNumberId) ?? [])];
     if (owners.length === 0) return 'unknown';
+    await joinSender(trx, owners, preference, Date.now());
     await applyMarketingPreference(trx, owners, preference, Date.now());
+    return 'recorded';
+  });
+}
+
+/** A sender named by phone and BSUID: the two are one user in each project sending from the number. */
+async function joinSender(trx: Db, owners: readonly string[], sender: { from: string; fromUserId?: string }, now: number): Promise<void> {
+  if (sender.fromUserId === undefined) return;
+  for (const projectId of owners) await linkIdentities(trx, projectId, sender.from, sender.fromUserId, 'inbound', now);
+}
+
+/**
+ * Meta's `user_changed_user_id`: the user's new BSUID joins the old one (and the phone, when
+ * named) in every project sending from the number, so filters and suppressions by either find
+ * the other's history.
+ */
+export async function recordUserIdChange(deps: ReplyDeps, change: UserIdChange): Promise<'recorded' | 'unknown'> {
+  return deps.database.db.transaction().execute(async (trx) => {
+    const owners = [...((await projectsSendingFrom(trx, [change.phoneNumberId])).get(change.phoneNumberId) ?? [])];
+    if (owners.length === 0) return 'unknown';
+    const now = Date.now();
+    for (const projectId of owners) {
+      if (change.oldUserId !== undefined) await linkIdentities(trx, projectId, change.oldUserId, change.newUserId, 'user_changed_user_id', now);
+      if (change.phone !== undefined) await linkIdentities(trx, projectId, change.phone, change.newUserId, 'user_changed_user_id', now);
+    }
     return 'recorded';
   });
 }

@@ -14,6 +14,7 @@
 //               FLAGGED…), finer than svc's PENDING/APPROVED/REJECTED review status.
 
 import type { MessageStatus } from '../db/tables.ts';
+import type { ProductPolicy, SendRoute } from '../domain/marketingMessages.ts';
 import type { MessagePricing } from '../domain/pricing.ts';
 
 export interface ProviderError {
@@ -145,6 +146,11 @@ export interface MessageSubmission {
    * re-categorises only between UTILITY and MARKETING), and its OTP button needs the code.
    */
   category: string;
+  /**
+   * Send through WhatsApp's Marketing Messages API with this product policy (the project's setting,
+   * for a template that is MARKETING now); absent: Cloud API.
+   */
+  productPolicy?: ProductPolicy;
   /** Values for the BODY placeholders {{1}}…{{n}}, in order. */
   bodyParameters: string[];
   /** Values for the HEADER placeholder, if it has one. */
@@ -181,6 +187,8 @@ export type SendOutcome =
       providerMessageId: string;
       /** What it costs, when the provider says so at acceptance (the sandbox). */
       pricing?: MessagePricing;
+      /** The API that took it (WhatsApp: Cloud API or the Marketing Messages API). */
+      route?: SendRoute;
       /**
        * Taken but held back for quality assessment (Meta's portfolio pacing:
        * `message_status: held_for_quality_assessment`): not sent until released.
@@ -259,7 +267,15 @@ export type ProviderReport =
       error?: ProviderError;
       /** What the message costs (Meta's `pricing` on sent, delivered and read statuses). */
       pricing?: MessagePricing;
+      /** The recipient's identities the provider names (Meta: `recipient_id`, `recipient_user_id`). */
+      recipient?: RecipientIdentities;
     };
+
+/** A WhatsApp user's identities as a provider names them: phone (E.164) and business-scoped user id. */
+export interface RecipientIdentities {
+  phone?: string;
+  userId?: string;
+}
 
 /**
  * What became of a report: applied; a duplicate or late report that changed nothing; or about a

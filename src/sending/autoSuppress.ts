@@ -27,6 +27,28 @@ interface EndedChange {
 }
 
 /**
+ * 131050 "User has stopped marketing messages" is Meta's marketing opt-out said another way (its
+ * user_preferences webhook may come later, or not reach svc): the recipient is suppressed for
+ * MARKETING templates only, as that webhook does (CONTRACT §9), whatever SVC_AUTO_SUPPRESS says;
+ * a "resume" lifts it.
+ */
+export const MARKETING_STOPPED_CODE = '131050';
+
+/** Suppresses for MARKETING the recipients of the changes that end FAILED with 131050; in the caller's transaction. */
+export async function suppressMarketingStopped(trx: Db, changes: readonly EndedChange[], now: number): Promise<void> {
+  const stopped = changes
+    .filter((change) => change.transitions.at(-1) === 'FAILED' && change.error?.code === MARKETING_STOPPED_CODE)
+    .map((change) => ({
+      projectId: change.message.project_id,
+      phoneNumber: change.message.recipient,
+      reason: `The provider failed message ${change.message.id} with ${MARKETING_STOPPED_CODE}: the user stopped marketing messages.`,
+      source: 'marketing_opt_out' as const,
+      scope: 'marketing' as const,
+    }));
+  if (stopped.length > 0) await addSuppressions(trx, stopped, now);
+}
+
+/**
  * Adds the numbers of the changes that end FAILED with an opted-out code; in the caller's
  * transaction. Called only when the setting is on (statusChanges.ts StatusRecording).
  */

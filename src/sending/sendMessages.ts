@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.ts';
 import { type MessageRow, queuedMessageRow } from '../db/messages.ts';
 import type { SendContext } from '../db/messages.ts';
+import { linkedIdentities } from '../db/recipientLinks.ts';
 import { suppressedAmong } from '../db/suppressions.ts';
 import type { TemplatesTable } from '../db/tables.ts';
 import { newId } from '../domain/ids.ts';
@@ -214,10 +215,17 @@ export class Sending {
     }
   }
 
-  /** The numbers among these the project suppresses: no lookup at all for a project without any. */
+  /**
+   * The recipients among these the project suppresses, by any identity joined to theirs (a phone
+   * and its BSUIDs, an old BSUID and its new one): no lookup at all for a project without any.
+   */
   async #suppressed(projectId: string, checked: Checked, numbers: string[]): Promise<Set<string>> {
     if (checked.context.suppressionCount === 0) return new Set();
-    return suppressedAmong(this.#database.reader, this.#database.dialect, projectId, numbers, checked.template.category);
+    const reader = this.#database.reader;
+    const linked = await linkedIdentities(reader, projectId, numbers);
+    const all = [...new Set([...numbers, ...[...linked.values()].flat()])];
+    const suppressed = await suppressedAmong(reader, this.#database.dialect, projectId, all, checked.template.category);
+    return new Set(numbers.filter((number) => suppressed.has(number) || (linked.get(number) ?? []).some((other) => suppressed.has(other))));
   }
 
   /** One recipient's message, once its variables, schedule and number pass; else the refusal. */

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Provider } from '../providers/provider.ts';
+import type { DropBurstWatch } from './heldMessages.ts';
 import type { Notifier } from './notifier.ts';
 
 // What the workers and the provider's reports are given by the composition root (app.ts). In a
@@ -24,4 +25,6 @@ export interface ReportDeps {
   logger: Logger;
   /** SVC_AUTO_SUPPRESS (sending/autoSuppress.ts); off when not given, as documented. */
   autoSuppress?: boolean;
+  /** Watches 132015 failures for bursts (tests give one with their own clock); default: one per inbound. */
+  dropBurstWatch?: DropBurstWatch;
 }

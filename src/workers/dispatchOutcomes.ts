@@ -55,6 +55,7 @@ export class OutcomeRecorder {
       if (!message) continue;
       const attempts = message.attempts + 1;
       const pricing = outcome.kind === 'accepted' && outcome.pricing ? { pricing: JSON.stringify(outcome.pricing) } : {};
+      const route = outcome.kind === 'accepted' && outcome.route ? { send_route: outcome.route } : {};
       if (outcome.kind === 'accepted' && outcome.held && message.status === 'QUEUED') {
         // Taken but held back by the provider: QUEUED (not sent yet) until its report releases or
         // drops it; never the dispatcher's to send again.
@@ -65,6 +66,7 @@ export class OutcomeRecorder {
             provider_message_id: outcome.providerMessageId,
             held_at: now,
             ...pricing,
+            ...route,
             due_at: null,
             lease_expires_at: null,
             updated_at: now,
@@ -81,12 +83,12 @@ export class OutcomeRecorder {
             transitions,
             occurredAt: now,
             providerMessageId: outcome.providerMessageId,
-            alsoSet: { attempts, ...pricing },
+            alsoSet: { attempts, ...pricing, ...route },
           });
         } else {
           updates.push({
             id: message.id,
-            changes: { attempts, provider_message_id: message.provider_message_id ?? outcome.providerMessageId, ...pricing },
+            changes: { attempts, provider_message_id: message.provider_message_id ?? outcome.providerMessageId, ...pricing, ...route },
           });
         }
         continue;

@@ -1,7 +1,9 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { claimProjectHeads, moveLeases, queuedProjectsAfter } from '../db/claims.ts';
 import type { MessageRow } from '../db/messages.ts';
+import { currentTemplateCategories } from '../db/marketingMessages.ts';
 import { findSendingProjects, type SendingProject } from '../db/projects.ts';
+import { type MarketingMessagesMode, marketingMessagesModeOf, type ProductPolicy, productPolicyFor } from '../domain/marketingMessages.ts';
 import { orderedValues } from '../domain/messageRequest.ts';
 import { sendPaceOf } from '../domain/sendPace.ts';
 import { providerCredentialsOf } from '../projectSecrets.ts';
@@ -225,7 +227,7 @@ export class Dispatcher {
   async #claim(projectIds: string[], now: number): Promise<void> {
     const { database, config } = this.#deps;
     const found = new Map((await findSendingProjects(database.db, projectIds)).map((project) => [project.id, project]));
-    const senders = new Map<string, { lane: SendLane; credentials: ProviderCredentials | undefined }>();
+    const senders = new Map<string, { lane: SendLane; credentials: ProviderCredentials | undefined; marketing: MarketingMessagesMode }>();
     const quotas = new Map<string, number>();
     let room = this.#maxWaiting - this.#waiting;
     // In the rotation's order: projects left out for lack of room keep their place for the next claim.
@@ -246,7 +248,7 @@ export class Dispatcher {
         continue;
       }
       quotas.set(project.id, quota);
-      senders.set(project.id, { lane, credentials });
+      senders.set(project.id, { lane, credentials, marketing: marketingMessagesModeOf(project.marketing_messages) });
       room -= quota;
     }
     if (quotas.size === 0) return;
@@ -255,6 +257,7 @@ export class Dispatcher {
     const rows = await database.withoutSync((db) =>
       claimProjectHeads(db, database.dialect, 'messages', { now, leaseMs: this.#leaseMs, quotas }),
     );
+    const policies = await this.#productPolicies(rows, senders);
     const claimedPerProject = new Map<string, number>();
     for (const message of rows) {
       // Claimed again after its lease ran out (the database was away) while this process still
@@ -265,7 +268,8 @@ export class Dispatcher {
         continue;
       }
       const sender = senders.get(message.project_id)!;
-      const held: HeldMessage = { message, credentials: sender.credentials, leaseEnd };
+      const productPolicy = policies.get(message.id);
+      const held: HeldMessage = { message, credentials: sender.credentials, leaseEnd, ...(productPolicy && { productPolicy }) };
       this.#held.set(message.id, held);
       sender.lane.push(held);
       this.#waiting++;
@@ -278,6 +282,33 @@ export class Dispatcher {
     }
     if (!this.#running) return;
     for (const { lane } of senders.values()) this.#pump(lane);
+  }
+
+  /**
+   * The product policy of each claimed message that goes through the Marketing Messages API: its
+   * project's setting is on and its template is MARKETING now (Meta may have re-categorised it
+   * since the message was accepted). Read only for projects with the setting on.
+   */
+  async #productPolicies(
+    rows: readonly MessageRow[],
+    senders: ReadonlyMap<string, { marketing: MarketingMessagesMode }>,
+  ): Promise<Map<string, ProductPolicy>> {
+    const policies = new Map<string, ProductPolicy>();
+    const byProject = new Map<string, MessageRow[]>();
+    for (const message of rows) {
+      // Meta re-categorises between UTILITY and MARKETING only: AUTHENTICATION stays as it is.
+      if (senders.get(message.project_id)?.marketing === 'off' || message.category === 'AUTHENTICATION') continue;
+      byProject.set(message.project_id, [...(byProject.get(message.project_id) ?? []), message]);
+    }
+    for (const [projectId, messages] of byProject) {
+      const mode = senders.get(projectId)!.marketing;
+      const categories = await currentTemplateCategories(this.#deps.database.db, projectId, messages.map((message) => message.template_id));
+      for (const message of messages) {
+        const policy = productPolicyFor(mode, categories.get(message.template_id) ?? message.category);
+        if (policy) policies.set(message.id, policy);
+      }
+    }
+    return policies;
   }
 
   #credentialsOf(project: SendingProject): ProviderCredentials | undefined {
@@ -425,7 +456,7 @@ export class Dispatcher {
     if (this.#held.get(held.message.id) === held) this.#held.delete(held.message.id);
   }
 
-  async #send({ message, credentials }: HeldMessage): Promise<SendOutcome> {
+  async #send({ message, credentials, productPolicy }: HeldMessage): Promise<SendOutcome> {
     if (!credentials) return { kind: 'transient', error: NOT_CONFIGURED };
     try {
       return await this.#deps.provider.sendMessage({
@@ -435,6 +466,7 @@ export class Dispatcher {
         templateName: message.template_name,
         language: message.language,
         category: message.category,
+        ...(productPolicy && { productPolicy }),
         ...parametersOf(message),
         credentials,
       });

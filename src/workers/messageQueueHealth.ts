@@ -4,7 +4,7 @@ import { queuedProjects } from '../db/claims.ts';
 import type { Db } from '../db/database.ts';
 import { lastWorkerHeartbeat } from '../db/workerHeartbeats.ts';
 import { sampled } from './sampled.ts';
-import { heldMessagesCounter } from './heldMessages.ts';
+import { dropBurstsCounter, droppedMessagesCounter, heldMessagesCounter } from './heldMessages.ts';
 
 /** When the oldest message that is due and not claimed fell due (one seek per project with work). */
 export async function oldestUnclaimedDueAt(db: Db, now: number): Promise<number | undefined> {
@@ -44,6 +44,8 @@ export const statusChangesCounter = new Counter({
 export function registerMessageQueueMetrics(registry: Registry, db: Db): void {
   registry.registerMetric(statusChangesCounter);
   registry.registerMetric(heldMessagesCounter);
+  registry.registerMetric(droppedMessagesCounter);
+  registry.registerMetric(dropBurstsCounter);
   const current = sampled(async () => {
     const count = await sql<{ n: number | string }>`select count(*) as n from messages where due_at is not null`.execute(db);
     return { depth: Number(count.rows[0]?.n ?? 0), oldestDueAt: await oldestUnclaimedDueAt(db, Date.now()) };

@@ -2,12 +2,14 @@ import type { Db } from '../db/database.ts';
 import { GroupCommitter } from '../db/groupCommit.ts';
 import type { MessageRow } from '../db/messages.ts';
 import { findProject, projectsSendingFrom } from '../db/projects.ts';
+import { linkIdentities } from '../db/recipientLinks.ts';
 import { lockReportedMessages } from '../db/reportedMessages.ts';
+import { isBusinessScopedUserId } from '../domain/messageRequest.ts';
 import { transitionsForReport } from '../domain/messageStatus.ts';
 import { reportedTime } from '../domain/reportedTime.ts';
-import type { ProviderReport, ReportResult } from '../providers/provider.ts';
+import type { ProviderReport, RecipientIdentities, ReportResult } from '../providers/provider.ts';
 import type { ReportDeps } from './deps.ts';
-import { heldMessagesCounter } from './heldMessages.ts';
+import { DROPPED_CODE, DropBurstWatch, heldMessagesCounter } from './heldMessages.ts';
 import { type MessageUpdate, recordStatusChanges, type StatusChange } from './statusChanges.ts';
 
 type MessageReport = Extract<ProviderReport, { kind: 'message' }>;
@@ -26,6 +28,35 @@ async function fromSendingNumber(trx: Db, message: MessageRow, report: MessageRe
 }
 
 /**
+ * What a status teaches about the message's recipient: the BSUID of a message sent to a phone
+ * number, the phone of one sent to a BSUID (columns set once learned or changed), and the pairs of
+ * identities to join. Phone numbers are joined only to BSUIDs, never to another number.
+ */
+function learnedIdentity(
+  message: MessageRow,
+  named: RecipientIdentities | undefined,
+): { columns: { recipient_user_id?: string; recipient_phone?: string }; links: [string, string][] } {
+  const columns: { recipient_user_id?: string; recipient_phone?: string } = {};
+  const links: [string, string][] = [];
+  if (named === undefined) return { columns, links };
+  if (isBusinessScopedUserId(message.recipient)) {
+    if (named.phone !== undefined && named.phone !== message.recipient_phone) {
+      columns.recipient_phone = named.phone;
+      links.push([message.recipient, named.phone]);
+    }
+    // A parent BSUID sent to, the portfolio's own BSUID reported (or the other way round): one user.
+    if (named.userId !== undefined && named.userId !== message.recipient && named.userId !== message.recipient_user_id) {
+      columns.recipient_user_id = named.userId;
+      links.push([message.recipient, named.userId]);
+    }
+  } else if (named.userId !== undefined && named.userId !== message.recipient_user_id) {
+    columns.recipient_user_id = named.userId;
+    links.push([message.recipient, named.userId]);
+  }
+  return { columns, links };
+}
+
+/**
  * Applies provider status reports to their messages through the state machine: forward only,
  * READ implies DELIVERED, FAILED only before READ; duplicates and late reports change nothing.
  * A report naming its sending number applies only when that number sent the message; its time is
@@ -37,8 +68,13 @@ async function fromSendingNumber(trx: Db, message: MessageRow, report: MessageRe
  */
 export function createMessageReports(deps: ReportDeps): (report: MessageReport) => Promise<ReportResult> {
   const committer = new GroupCommitter<MessageReport, Applied>(deps.database, (trx, reports) => applyReports(deps, trx, reports));
+  const drops = deps.dropBurstWatch ?? new DropBurstWatch(deps.logger);
   return async (report) => {
     const applied = await committer.submit(report);
+    // Counted once committed: a failure with 132015 that moved a message (a repeat changes nothing).
+    if (applied !== 'unchanged' && applied !== 'unknown' && report.status === 'FAILED' && report.error?.code === DROPPED_CODE) {
+      drops.record(report.phoneNumberId ?? 'unknown');
+    }
     if (applied !== 'webhooks') return applied;
     deps.notifier.wakeLocal('webhooks');
     return 'applied';
@@ -60,6 +96,7 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
     );
     const changes: StatusChange[] = [];
     const updates: MessageUpdate[] = [];
+    const links: { projectId: string; a: string; b: string }[] = [];
     const changed: number[] = [];
     const inThisPass = new Set<string>();
     const later: typeof pending = [];
@@ -82,7 +119,10 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
       const transitions = held && report.status === 'FAILED' ? ['FAILED' as const] : transitionsForReport(message.status, report.status);
       // Meta's price of the message comes with its sent, delivered and read statuses, late or not.
       const pricing = report.pricing && JSON.stringify(report.pricing);
-      const newPricing = pricing !== undefined && pricing !== message.pricing ? { pricing } : undefined;
+      const learned = learnedIdentity(message, report.recipient);
+      links.push(...learned.links.map(([a, b]) => ({ projectId: message.project_id, a, b })));
+      const newColumns = { ...(pricing !== undefined && pricing !== message.pricing && { pricing }), ...learned.columns };
+      const newPricing = Object.keys(newColumns).length > 0 ? newColumns : undefined;
       if (transitions.length === 0) {
         if (newPricing) {
           updates.push({ id: message.id, changes: { ...newPricing, updated_at: now } });
@@ -104,6 +144,9 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
       changed.push(index);
     }
     const enqueued = await recordStatusChanges(trx, { dialect, notifier: deps.notifier, autoSuppress: deps.autoSuppress }, changes, now, updates);
+    // In one order across transactions (see linkIdentities).
+    links.sort((x, y) => (x.projectId + x.a + x.b < y.projectId + y.a + y.b ? -1 : 1));
+    for (const { projectId, a, b } of links.splice(0)) await linkIdentities(trx, projectId, a, b, 'status', now);
     for (const index of changed) results[index] = enqueued ? 'webhooks' : 'applied';
     pending = later;
   }

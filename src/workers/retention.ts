@@ -23,12 +23,21 @@ import {
   type Step,
   takePurgeLease,
 } from '../db/retention.ts';
+import { deleteStaleLinks } from '../db/recipientLinks.ts';
 import type { WorkerDeps } from './deps.ts';
 import type { Job } from './loop.ts';
 
 /** One step of a run, as recorded: the pass, the project it was limited to, what it removed. */
 export interface RecordedStep {
-  pass: 'messages' | 'webhook_deliveries' | 'batches' | 'template_status_events' | 'sandbox_submissions' | 'message_counts' | 'vacuum';
+  pass:
+    | 'messages'
+    | 'webhook_deliveries'
+    | 'batches'
+    | 'template_status_events'
+    | 'sandbox_submissions'
+    | 'recipient_links'
+    | 'message_counts'
+    | 'vacuum';
   projectId?: string;
   deleted: PurgedCounts;
   scanned: number;
@@ -132,6 +141,23 @@ export function startPurgeRun(
     }
     yield* pass('template_status_events', (b) => unsynced((db) => purgeAgedStep(db, 'template_status_events', b)), messagesCutoff);
     yield* pass('sandbox_submissions', (b) => unsynced((db) => purgeAgedStep(db, 'sandbox_submissions', b)), now - retention.sandboxMs);
+
+    // A recipient's joined identities (BSUIDs, phone) outlive no message they join: kept as long
+    // as messages after they were last seen, project by project through (project_id, seen_at).
+    const ownMessages = new Map(own.map((project) => [project.id, project.message_retention_ms]));
+    for (let afterProject = ''; ; ) {
+      const projects = await projectIdsAfter(db, afterProject, PROJECTS_PER_COUNTS_STEP);
+      for (const projectId of projects) {
+        const ms = ownMessages.get(projectId) ?? null;
+        const cutoff = ms === null ? messagesCutoff : now - ms;
+        for (let deleted = limit; deleted >= limit; ) {
+          deleted = await unsynced((db) => deleteStaleLinks(db, projectId, cutoff, limit));
+          if (deleted > 0) yield { pass: 'recipient_links', projectId, deleted: { recipient_links: deleted }, scanned: deleted };
+        }
+      }
+      if (projects.length < PROJECTS_PER_COUNTS_STEP) break;
+      afterProject = projects.at(-1)!;
+    }
 
     // Counters: whole days of hourly rows since the last run become daily rows; rows past the
     // analytics retention go. Project by project through the counters' primary key.

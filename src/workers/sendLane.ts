@@ -1,4 +1,5 @@
 import type { MessageRow } from '../db/messages.ts';
+import type { ProductPolicy } from '../domain/marketingMessages.ts';
 import type { ProviderCredentials } from '../providers/provider.ts';
 
 /** A message this worker has claimed and holds until its outcome is recorded. */
@@ -8,6 +9,8 @@ export interface HeldMessage {
   credentials: ProviderCredentials | undefined;
   /** The lease this worker holds the row under (renewed while it is held). */
   leaseEnd: number;
+  /** Sent through the Marketing Messages API with this product policy; absent: Cloud API. */
+  productPolicy?: ProductPolicy;
 }
 
 /**

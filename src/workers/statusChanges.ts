@@ -5,7 +5,7 @@ import type { MessageStatus } from '../db/tables.ts';
 import { newId } from '../domain/ids.ts';
 import type { ReportedStatus } from '../domain/messageStatus.ts';
 import type { ProviderError } from '../providers/provider.ts';
-import { suppressOptedOutRecipients } from '../sending/autoSuppress.ts';
+import { suppressMarketingStopped, suppressOptedOutRecipients } from '../sending/autoSuppress.ts';
 import { enqueueWebhookDeliveries, type StatusEventForWebhook } from '../webhooks/enqueue.ts';
 import { statusChangesCounter } from './messageQueueHealth.ts';
 import type { Notifier } from './notifier.ts';
@@ -32,7 +32,7 @@ export interface StatusChange {
   providerMessageId?: string;
   error?: ProviderError;
   /** Other columns to set in the same update (the dispatcher's attempt count, Meta's pricing). */
-  alsoSet?: { attempts?: number; pricing?: string };
+  alsoSet?: { attempts?: number; pricing?: string; send_route?: string; recipient_user_id?: string; recipient_phone?: string };
 }
 
 /** A message update that is not a status change (the dispatcher's attempt count, a retry time). */
@@ -91,6 +91,7 @@ export async function recordStatusChanges(
   await updateMessages(trx, dialect, updates);
   await insertMessageEvents(trx, events);
   await countStatusChanges(trx, events, changes.map((change) => change.message));
+  await suppressMarketingStopped(trx, changes, now);
   if (autoSuppress) await suppressOptedOutRecipients(trx, changes, now);
   for (const event of events) statusChangesCounter.inc({ status: event.status });
   return enqueueWebhookDeliveries(trx, notifier, webhooks, now);

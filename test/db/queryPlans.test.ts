@@ -7,6 +7,9 @@ import { migrateToLatest } from '../../src/db/migrate.ts';
 import { readHourlyCounts } from '../../src/db/messageCounts.ts';
 import { listMessageEvents, listMessages, type MessageFilter, type MessageRow } from '../../src/db/messages.ts';
 import { claimWebhookDeliveries, type DeliveryFilter, listDeliveriesForMessage, listWebhookDeliveries } from '../../src/db/webhookDeliveries.ts';
+import { sql } from 'kysely';
+import { currentTemplateCategories } from '../../src/db/marketingMessages.ts';
+import { deleteStaleLinks, linkedIdentities } from '../../src/db/recipientLinks.ts';
 import { createTestDatabase, databaseKinds } from '../support/databases.ts';
 import { BULK_SPACING_MS, BULK_START, bulkDeliveryId, bulkMessageId, OLD_TENANT, projectIdOf, seedBulk } from '../support/bulkSeed.ts';
 import { describePlan, explainingDb, type ExplainingDb, type PlanNode, planNodes, type RecordedPlan } from '../support/queryPlans.ts';
@@ -194,6 +197,53 @@ for (const kind of databaseKinds()) {
       assertWalks(read!, 'message_events', ['message_events_by_project'], { alias: 'e' });
       const messagesRead = kind === 'postgres' ? ['messages_pkey', 'messages_by_id'] : ['messages_by_project', 'sqlite_autoindex_messages_1'];
       assertWalks(read!, 'messages', messagesRead, { alias: 'm' });
+    });
+
+    describe('recipient identities (BSUIDs)', () => {
+      // 10,000 users with a phone and a BSUID each, over the ten projects, both directions.
+      before(async () => {
+        const rows = [];
+        for (let i = 0; i < 10_000; i++) {
+          const common = { project_id: projectIdOf(i % 10), source: 'status', created_at: timeOf(i), seen_at: timeOf(i) };
+          const phone = `+1555${String(i).padStart(7, '0')}`;
+          rows.push({ ...common, identity: phone, linked: `US.${i}` }, { ...common, identity: `US.${i}`, linked: phone });
+        }
+        for (let start = 0; start < rows.length; start += 1_000) {
+          await database.db.insertInto('recipient_links').values(rows.slice(start, start + 1_000)).execute();
+        }
+        if (kind === 'postgres') await sql`analyze recipient_links`.execute(database.db);
+      });
+      const linksIndexes = ['recipient_links_pk', 'sqlite_autoindex_recipient_links_1'];
+
+      it('a recipient’s joined identities: the project’s primary-key range', async () => {
+        const [read] = await one((db) => linkedIdentities(db, OLD_TENANT, ['+15550000100', 'US.100']));
+        assertWalks(read!, 'recipient_links', linksIndexes, { sorted: true, bitmap: true });
+      });
+
+      it('GET /v1/messages?to= over joined identities: the recipient index, for that recipient’s messages only', async () => {
+        // (The explaining database answers plans, not rows: the joined identities are given.)
+        const filter = { to: 'US.100', toJoined: ['US.100', '+15550000100', 'US.ENT.100'] };
+        const plans = await one((db) => listMessages(db, 'no-such-key-hash', OLD_TENANT, filter, { limit: 50 }));
+        assert.match(plans.find((plan) => /from messages/.test(plan.sql))!.sql, /recipient in \(/);
+        const read = plans.find((plan) => /from messages/.test(plan.sql))!;
+        // A handful of identities, each one index range; their rows (one person's messages) are sorted.
+        assertWalks(read, 'messages', ['messages_by_project_recipient'], { sorted: true, bitmap: true });
+      });
+
+      it('the retention purge of links: the project’s links by last sight', async () => {
+        const plans = await one((db) => deleteStaleLinks(db, OLD_TENANT, timeOf(5_000), 100));
+        for (const plan of plans) {
+          assertWalks(plan, 'recipient_links', ['recipient_links_by_seen', ...linksIndexes], { sorted: true, bitmap: true });
+        }
+      });
+
+      it('the dispatcher’s look at templates’ current category: by id within the project', async () => {
+        const [read] = await one((db) => currentTemplateCategories(db, OLD_TENANT, ['tpl_bulk']));
+        assertWalks(read!, 'templates', ['templates_pkey', 'sqlite_autoindex_templates_1', 'templates_by_project', 'templates_name_language'], {
+          sorted: true,
+          bitmap: true,
+        });
+      });
     });
 
     it('GET /v1/analytics: the project’s hourly counts in the range', async () => {

@@ -225,6 +225,15 @@ const ENDPOINTS: Endpoint[] = [
       { requiredKeys: [] },
     ),
   },
+  { method: 'GET', path: '/v1/projects/me/marketing-messages' },
+  {
+    method: 'PUT',
+    path: '/v1/projects/me/marketing-messages',
+    body: fc.record(
+      { mode: maybe(fc.oneof(fc.constantFrom('off', 'fallback', 'strict', 'STRICT', ''), fc.string({ maxLength: 12 }), fc.integer())) },
+      { requiredKeys: [] },
+    ),
+  },
   {
     method: 'POST',
     path: '/v1/messages',

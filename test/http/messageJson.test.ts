@@ -64,6 +64,9 @@ describe('a message as JSON', () => {
     },
     // An error kept on a message that is not FAILED is not shown (messageView's rule).
     { ...queued[0]!, status: 'SENT', error: JSON.stringify({ code: '1', title: 't', message: 'm' }) },
+    // The API that took it and the recipient's other identity (issue 23).
+    { ...queued[0]!, status: 'SENT', send_route: 'marketing_messages', recipient_user_id: 'US.13491208655302741918' },
+    { ...queued[1]!, recipient: 'US.ENT.1181579921', status: 'DELIVERED', send_route: 'cloud_api', recipient_phone: '+5511987654321' },
   ];
 
   for (const [index, row] of [...queued, ...later].entries()) {

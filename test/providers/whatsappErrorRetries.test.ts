@@ -57,6 +57,25 @@ for (const kind of databaseKinds()) {
       assert.ok(row.due_at! < startedAt + HOUR);
     });
 
+    it('131050 (the user stopped marketing messages) fails the message and suppresses the number for MARKETING templates only', async () => {
+      await approvedWhatsAppTemplate(server, fake, key, 'order_update_131050', 'UTILITY');
+      const to = '+5511987659050';
+      fake.failNext('send', graphError(400, 131050, 'User has stopped receipt of marketing messages.', 'Unable to deliver the message.'));
+      const id = await sendTemplate(server, key, 'spring_sale', to);
+      assert.equal((await waitForStatus(server, key, id, 'FAILED')).error.code, '131050');
+      const listed = (await server.call('GET', '/v1/suppressions', { key })).body as any[];
+      const entry = listed.find((suppression) => suppression.phoneNumber === to);
+      assert.ok(entry, JSON.stringify(listed));
+      assert.equal(entry.scope, 'marketing');
+      assert.equal(entry.source, 'marketing_opt_out');
+      const marketing = await server.call('POST', '/v1/messages', { key, body: { to, template: 'spring_sale', language: 'en_US', variables: { '1': 'Ana', '2': 'A-1' } } });
+      assert.equal(marketing.status, 422, marketing.text);
+      assert.equal(marketing.body.code, 'recipient_suppressed');
+      const utility = await server.call('POST', '/v1/messages', { key, body: { to, template: 'order_update_131050', language: 'en_US', variables: { '1': 'Ana', '2': 'A-1' } } });
+      assert.equal(utility.status, 202, utility.text);
+      await waitForStatus(server, key, utility.body.id, 'SENT');
+    });
+
     it('131057 (account in maintenance, HTTP 500, during a throughput upgrade) is retried soon and goes through', async () => {
       fake.failNext('send', graphError(500, 131057, 'Account in maintenance mode', 'Business Account is in maintenance mode'));
       const sentBefore = fake.sends().length;
@@ -81,7 +100,9 @@ for (const kind of databaseKinds()) {
         const id = await sendTemplate(server, key, 'spring_sale', `+551198765${String(code).slice(-4)}`);
         const failed = await waitForStatus(server, key, id, 'FAILED');
         assert.equal(failed.error.code, String(code));
-        assert.equal(failed.error.message, `details of ${code}`);
+        // 131062 says the way out too: authentication templates go to the phone number.
+        if (code === 131062) assert.match(failed.error.message, /^details of 131062 Authentication templates .* go to phone numbers only/);
+        else assert.equal(failed.error.message, `details of ${code}`);
         assert.equal((await messageRow(server, id)).attempts, 1);
         assert.equal(fake.sends().length - sentBefore, 1);
       });

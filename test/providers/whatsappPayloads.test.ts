@@ -42,8 +42,21 @@ describe('WhatsApp webhook payloads', () => {
         phoneNumberId: '106540352242922',
         status: 'DELIVERED',
         occurredAt: 1772366400_000,
+        recipient: { phone: '+5511987654321' },
       },
     ]);
+  });
+
+  it('reads the recipient’s identities a status names: phone (recipient_id), BSUID (recipient_user_id), either or both', () => {
+    const named = (extra: Record<string, unknown>) => {
+      const payload = statusOf('1772366400') as any;
+      Object.assign(payload.entry[0].changes[0].value.statuses[0], extra);
+      return reportsOf(payload, NOW).messages[0]!.recipient;
+    };
+    assert.deepEqual(named({ recipient_user_id: 'BR.123abc' }), { phone: '+5511987654321', userId: 'BR.123abc' });
+    assert.deepEqual(named({ recipient_id: '', recipient_user_id: 'US.ENT.99' }), { userId: 'US.ENT.99' });
+    assert.equal(named({ recipient_id: '', recipient_user_id: 'not a bsuid' }), undefined);
+    assert.equal(named({ recipient_id: 'abc' }), undefined);
   });
 
   it('never takes an absurd or unreadable timestamp as it is', () => {

@@ -17,6 +17,11 @@ import { DEFAULT_GRAPH_VERSION } from '../../src/providers/whatsapp/graphVersion
 // location headers, buttons (QUICK_REPLY, URL with a {{1}} suffix, PHONE_NUMBER, COPY_CODE),
 // named parameters; and their sends are checked as Meta checks them (132012 for a header of the
 // wrong kind, 132000 for parameters that do not match, 131008 for a missing button parameter).
+// The Marketing Messages API (marketing-messages/send-marketing-messages, error-codes): POST
+// /{phone-number-id}/marketing_messages takes /messages' payload plus `product_policy`
+// (CLOUD_API_FALLBACK or STRICT), MARKETING templates only (134100), refuses a template still
+// syncing with its ad account (134101) and, under STRICT, a business not onboarded (134102);
+// under CLOUD_API_FALLBACK such a business's message goes through Cloud API instead.
 // It serves one Graph API version (`apiVersion`, by default the
 // one svc uses): a call to any other is refused, so svc and the fake never drift apart unnoticed.
 
@@ -74,6 +79,7 @@ export interface FakeAnswer {
 
 export type FakeRoute =
   | 'send'
+  | 'marketing_send'
   | 'debug_token'
   | 'phone_number'
   | 'phone_numbers'
@@ -185,6 +191,12 @@ export class FakeGraphApi {
   readonly held: string[] = [];
   /** How long a send is held before its answer (a provider's latency: submissions in flight). */
   sendLatencyMs = 0;
+  /** Whether the business is onboarded to the Marketing Messages API (else STRICT sends fail 134102). */
+  marketingMessagesOnboarded = true;
+  /** Templates (Meta ids) still syncing with the ad account: /marketing_messages answers 134101. */
+  readonly syncingTemplates = new Set<string>();
+  /** Wamids of messages the Marketing Messages API sent (their statuses would say marketing_lite); the rest went by Cloud API. */
+  readonly marketingLite = new Set<string>();
 
   async start(): Promise<this> {
     await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
@@ -242,6 +254,11 @@ export class FakeGraphApi {
     return this.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/messages'));
   }
 
+  /** Requests to the Marketing Messages API. */
+  marketingSends(): RecordedRequest[] {
+    return this.of('marketing_send');
+  }
+
   of(route: FakeRoute): RecordedRequest[] {
     return this.requests.filter((request) => this.#routeOf(request) === route);
   }
@@ -289,6 +306,7 @@ export class FakeGraphApi {
     const [node, edge] = parts;
     const { method } = request;
     if (method === 'POST' && edge === 'messages') return 'send';
+    if (method === 'POST' && edge === 'marketing_messages') return 'marketing_send';
     if (method === 'POST' && edge === 'uploads') return 'upload_session';
     if (method === 'POST' && edge === undefined && node.startsWith('upload:')) return 'upload';
     if (method === 'GET' && node === 'debug_token' && edge === undefined) return 'debug_token';
@@ -336,6 +354,11 @@ export class FakeGraphApi {
         const waba = this.#wabaOfNumber(node);
         if (waba === undefined || !reaches(waba) || !token.scopes.includes(MESSAGING)) return noSuchObject(node);
         return this.#send(waba, request.body);
+      }
+      case 'marketing_send': {
+        const waba = this.#wabaOfNumber(node);
+        if (waba === undefined || !reaches(waba) || !token.scopes.includes(MESSAGING)) return noSuchObject(node);
+        return this.#marketingSend(waba, request.body);
       }
       case 'phone_numbers':
         return refused(node) ?? this.#phoneNumbers(node, request.query);
@@ -475,6 +498,39 @@ export class FakeGraphApi {
         messages: [{ id, message_status: this.portfolioPacing ? 'held_for_quality_assessment' : 'accepted' }],
       },
     };
+  }
+
+  /** POST /{phone-number-id}/marketing_messages: MARKETING templates only, by the product policy. */
+  #marketingSend(waba: string, body: any): FakeAnswer {
+    if (body?.type !== 'template') {
+      return graphError(400, 100, 'Invalid parameter', 'Message must be a template message.');
+    }
+    const policy = body.product_policy;
+    if (policy !== undefined && policy !== 'CLOUD_API_FALLBACK' && policy !== 'STRICT') {
+      return graphError(400, 100, 'Invalid parameter', `product_policy must be CLOUD_API_FALLBACK or STRICT, not ${String(policy)}`);
+    }
+    const template = [...this.templates.values()].find(
+      (candidate) => candidate.waba === waba && candidate.name === body.template?.name && candidate.language === body.template?.language?.code,
+    );
+    if (template && template.category !== 'MARKETING') {
+      return graphError(400, 134100, 'Only marketing messages supported', "You're only able to send marketing messages on this API.");
+    }
+    if (template && this.syncingTemplates.has(template.id)) {
+      return graphError(
+        400,
+        134101,
+        'Your template is still syncing',
+        'When you send a message from a template, the template syncing process can take up to 10 minutes to complete. Wait a few minutes, and then try sending your message again.',
+      );
+    }
+    if (!this.marketingMessagesOnboarded && policy === 'STRICT') {
+      return graphError(500, 134102, 'Template unavailable for use', 'Please check your eligibility status to ensure you are onboarded or contact Meta\'s customer support.');
+    }
+    const { product_policy: _policy, ...payload } = body;
+    const answer = this.#send(waba, payload);
+    const id = (answer.body as any)?.messages?.[0]?.id;
+    if (answer.status === 200 && typeof id === 'string' && this.marketingMessagesOnboarded) this.marketingLite.add(id);
+    return answer;
   }
 
   /** POST /{app-id}/uploads?file_length=&file_type=: a session for one file, `{ id: "upload:…" }`. */

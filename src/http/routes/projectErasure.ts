@@ -39,7 +39,8 @@ export async function projectErasureRoutes(app: FastifyInstance, ctx: HttpContex
         summary: 'Erase the project',
         description:
           'Erases the project with its API keys, provider credentials and callback URL, templates, messages ' +
-          '(with their status history and idempotency records) and webhook deliveries (with their attempts), all at ' +
+          '(with their status history and idempotency records), its recipients’ joined identities (phone numbers and ' +
+          'WhatsApp BSUIDs) and webhook deliveries (with their attempts), all at ' +
           'once: afterwards every key of the project is 401 and its ids are 404. Messages already handed to the ' +
           'provider may still reach their recipients. Cannot be undone.',
         security: BEARER,

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { projectsSendingFrom } from '../../db/projects.ts';
 import { makeBusinessAccountDue } from '../../db/providerAccounts.ts';
 import { findTemplatesForProviderReport } from '../../db/templates.ts';
-import { recordInboundMessage, recordMarketingPreference } from '../../messages/recordReply.ts';
+import { recordInboundMessage, recordMarketingPreference, recordUserIdChange } from '../../messages/recordReply.ts';
 import { inboundReportsOf } from '../../providers/whatsapp/inboundMessages.ts';
 import { hasValidSignature, reportsOf } from '../../providers/whatsapp/webhook.ts';
 import type { HttpContext } from '../context.ts';
@@ -145,12 +145,13 @@ export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpConte
       const deps = { database: ctx.database, notifier: ctx.notifier };
       for (const message of inbound.messages) await recordInboundMessage(deps, message);
       for (const preference of inbound.preferences) await recordMarketingPreference(deps, preference);
+      for (const change of inbound.userIdChanges) await recordUserIdChange(deps, change);
       if (missing > 0) {
         request.log.warn({ missing }, 'WhatsApp statuses for messages not found; Meta will send them again');
         throw new ApiError('unavailable', 'Some statuses name messages that cannot be found yet; send them again later.');
       }
       const received = messages.length + templates.length + categories.length + accountChanges.length;
-      return reply.code(200).send({ received: received + inbound.messages.length + inbound.preferences.length });
+      return reply.code(200).send({ received: received + inbound.messages.length + inbound.preferences.length + inbound.userIdChanges.length });
     },
   );
 }

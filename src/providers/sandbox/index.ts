@@ -102,7 +102,7 @@ export class SandboxProvider implements Provider {
   async sendMessage(message: MessageSubmission): Promise<SendOutcome> {
     const now = Date.now();
     const earlier = message.to === MAGIC.flakyTwice ? await this.#submissionsOf(message.messageId) : 0;
-    const outcome = this.#decide(message.to, earlier, message.category);
+    const outcome = this.#decide(message.to, earlier, message.category, message.productPolicy !== undefined);
     const providerMessageId = outcome.kind === 'accepted' ? outcome.providerMessageId : null;
     const planned = providerMessageId === null ? [] : this.#plan(message.to);
     // Like a real provider, the sandbox has taken the message once it answers: its records are
@@ -201,7 +201,7 @@ export class SandboxProvider implements Provider {
     await this.#reports?.stop();
   }
 
-  #decide(to: string, earlierSubmissions: number, category: string): SendOutcome {
+  #decide(to: string, earlierSubmissions: number, category: string, marketingMessages: boolean): SendOutcome {
     if (to === MAGIC.alwaysTransient || (to === MAGIC.flakyTwice && earlierSubmissions < 2)) {
       return { kind: 'transient', error: TEMPORARILY_UNAVAILABLE };
     }
@@ -210,8 +210,10 @@ export class SandboxProvider implements Provider {
     return {
       kind: 'accepted',
       providerMessageId: `${PROVIDER_ID_PREFIX}${(providerIdCounter++).toString(16).padStart(8, '0')}`,
-      // As Meta's `sent` status says it: a template message outside a service window, at its category's rate.
-      pricing: templatePricing(category),
+      // As Meta's `sent` status says it: a template message outside a service window, at its category's
+      // rate (the Marketing Messages API's own: marketing_lite, as if the business were onboarded).
+      pricing: templatePricing(marketingMessages ? 'marketing_lite' : category),
+      route: marketingMessages ? 'marketing_messages' : 'cloud_api',
     };
   }
 

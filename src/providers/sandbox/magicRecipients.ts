@@ -1,3 +1,4 @@
+import { BSUID_AUTHENTICATION_HINT } from '../../domain/messageRequest.ts';
 import type { ProviderError } from '../provider.ts';
 
 // The sandbox's magic recipients (CONTRACT §7): numbers that make it misbehave on purpose.
@@ -28,5 +29,5 @@ export const TEMPORARILY_UNAVAILABLE: ProviderError = {
 export const AUTHENTICATION_TO_BSUID: ProviderError = {
   code: '131062',
   title: 'Business-scoped user id not supported',
-  message: "You can only send authentication messages to recipients' phone numbers, not their business-scoped user IDs.",
+  message: `You can only send authentication messages to recipients' phone numbers, not their business-scoped user IDs. ${BSUID_AUTHENTICATION_HINT}`,
 };

@@ -1,3 +1,4 @@
+import { BSUID_AUTHENTICATION_HINT } from '../../domain/messageRequest.ts';
 import type { ProviderError } from '../provider.ts';
 import type { GraphErrorBody, GraphFailure } from './client.ts';
 
@@ -93,10 +94,11 @@ function titleOf(error: GraphErrorBody): string {
 
 export function providerErrorOf(error: GraphErrorBody, fallbackCode: string): ProviderError {
   const title = titleOf(error);
+  const message = error.error_data?.details ?? error.error_user_msg ?? error.message ?? title;
   return {
     code: typeof error.code === 'number' ? String(error.code) : fallbackCode,
     title,
-    message: error.error_data?.details ?? error.error_user_msg ?? error.message ?? title,
+    message: error.code === 131062 ? `${message} ${BSUID_AUTHENTICATION_HINT}` : message,
     ...(typeof error.fbtrace_id === 'string' && error.fbtrace_id !== '' && { fbtraceId: error.fbtrace_id }),
   };
 }

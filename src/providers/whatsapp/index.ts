@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import { recordProviderTemplateId } from '../../db/templates.ts';
+import type { SendRoute } from '../../domain/marketingMessages.ts';
 import { isBusinessScopedUserId } from '../../domain/messageRequest.ts';
 import type {
   AccountCheck,
@@ -111,11 +112,15 @@ export class WhatsAppProvider implements Provider {
   async sendMessage(message: MessageSubmission): Promise<SendOutcome> {
     // Nothing awaited before the request: a send goes out in the pacing window it was granted.
     const codeButton = message.category === 'AUTHENTICATION';
+    const policy = message.productPolicy;
+    const route: SendRoute = policy === undefined ? 'cloud_api' : 'marketing_messages';
+    const payload = addressed(sendMessagePayload(message, codeButton));
     const result = await this.#client.call<SendMessageResponse>({
       method: 'POST',
-      path: `/${encodeURIComponent(message.credentials.phoneNumberId)}/messages`,
+      // The Marketing Messages API takes Cloud API's payload, plus the product policy.
+      path: `/${encodeURIComponent(message.credentials.phoneNumberId)}/${policy === undefined ? 'messages' : 'marketing_messages'}`,
       accessToken: message.credentials.accessToken,
-      body: addressed(sendMessagePayload(message, codeButton)),
+      body: policy === undefined ? payload : { ...payload, product_policy: policy },
     });
     if (!result.ok) return classifyGraphFailure(result.failure);
     const [answer] = result.body?.messages ?? [];
@@ -123,7 +128,7 @@ export class WhatsAppProvider implements Provider {
     if (typeof providerMessageId === 'string' && providerMessageId !== '') {
       // Portfolio pacing: taken, but held until Meta releases it (a `sent` status) or drops it (132015).
       const held = answer?.message_status === HELD_FOR_QUALITY_ASSESSMENT;
-      return { kind: 'accepted', providerMessageId, ...(held && { held }) };
+      return { kind: 'accepted', providerMessageId, route, ...(held && { held }) };
     }
     return {
       kind: 'transient',

@@ -1,7 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { pricingOf } from '../../domain/pricing.ts';
 import { MAX_CLOCK_SKEW_MS } from '../../domain/reportedTime.ts';
-import type { ProviderError, ProviderReport } from '../provider.ts';
+import { e164Of } from '../../domain/inboundMessages.ts';
+import { isBusinessScopedUserId } from '../../domain/messageRequest.ts';
+import type { ProviderError, ProviderReport, RecipientIdentities } from '../provider.ts';
 import { rejectionReason } from './payloads.ts';
 import { type Json, object, objects, text } from './json.ts';
 
@@ -89,6 +91,7 @@ function messageReports(value: Json, now: number): MessageReport[] {
     const messageId = text(status.biz_opaque_callback_data);
     const error = mapped === 'FAILED' ? statusError(status) : undefined;
     const pricing = pricingOf(status.pricing);
+    const recipient = recipientOf(text(status.recipient_id), text(status.recipient_user_id));
     reports.push({
       kind: 'message',
       providerMessageId,
@@ -98,9 +101,22 @@ function messageReports(value: Json, now: number): MessageReport[] {
       occurredAt: millisOf(status.timestamp, now),
       ...(error && { error }),
       ...(pricing && { pricing }),
+      ...(recipient && { recipient }),
     });
   }
   return reports;
+}
+
+/**
+ * A user's identities as Meta's payloads carry them: a phone number as digits (`wa_id`,
+ * `recipient_id`; empty when the user hides it behind a username) and a BSUID (`user_id`,
+ * `recipient_user_id`). Values of another shape are ignored; undefined when none is readable.
+ */
+export function recipientOf(waId: string | undefined, userId: string | undefined): RecipientIdentities | undefined {
+  const phone = waId === undefined ? undefined : e164Of(waId);
+  const bsuid = userId !== undefined && isBusinessScopedUserId(userId) ? userId : undefined;
+  if (phone === undefined && bsuid === undefined) return undefined;
+  return { ...(phone !== undefined && { phone }), ...(bsuid !== undefined && { userId: bsuid }) };
 }
 
 /** Meta's template events → the review outcome each implies for a PENDING template (none: no outcome), and Meta's status. */
