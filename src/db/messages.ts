@@ -228,6 +228,7 @@ const CHANGEABLE_TYPES: Record<string, string> = {
   updated_at: 'bigint',
   pricing: 'text',
   held_at: 'bigint',
+  cost: 'text',
 };
 
 // One prepared update per set of columns changed (a handful: the dispatcher's and the reports' shapes).
@@ -331,10 +332,11 @@ export type MessageViewRow = Pick<
   | 'batch_id'
   | 'pricing'
   | 'held_at'
+  | 'cost'
 >;
 const VIEW_COLUMNS =
   'id, status, recipient, template_name, language, queued_at, updated_at, sent_at, delivered_at, read_at, failed_at, ' +
-  'provider_message_id, error, variables, header_variables, rendered, scheduled_for, canceled_at, batch_id, pricing, held_at';
+  'provider_message_id, error, variables, header_variables, rendered, scheduled_for, canceled_at, batch_id, pricing, held_at, cost';
 
 // Prepared statements per combination of filters used (at most 128).
 const listStatements = new Map<string, { sqlite: Statement<MessageViewRow>; postgres: Statement<KeyCheckColumns & MessageViewRow> }>();

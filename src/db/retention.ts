@@ -25,7 +25,8 @@ export type PurgedKind =
   | 'template_status_events'
   | 'batches'
   | 'message_counts'
-  | 'message_counts_rolled_up';
+  | 'message_counts_rolled_up'
+  | 'message_costs';
 
 export interface Step {
   /** Rows of the kind deleted. */

@@ -1,4 +1,6 @@
+import { chargeUpdate } from '../costs/charges.ts';
 import type { Db } from '../db/database.ts';
+import { addCosts, type CostDelta } from '../db/messageCosts.ts';
 import { GroupCommitter } from '../db/groupCommit.ts';
 import type { MessageRow } from '../db/messages.ts';
 import { findProject, projectsSendingFrom } from '../db/projects.ts';
@@ -60,6 +62,7 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
     );
     const changes: StatusChange[] = [];
     const updates: MessageUpdate[] = [];
+    const costs: CostDelta[] = [];
     const changed: number[] = [];
     const inThisPass = new Set<string>();
     const later: typeof pending = [];
@@ -83,9 +86,20 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
       // Meta's price of the message comes with its sent, delivered and read statuses, late or not.
       const pricing = report.pricing && JSON.stringify(report.pricing);
       const newPricing = pricing !== undefined && pricing !== message.pricing ? { pricing } : undefined;
+      const occurredAt = reportedTime(report.occurredAt, { notBefore: message.queued_at, now });
+      // What its delivery costs, once it is both delivered and priced (costs/charges.ts). The
+      // delivery time as recordStatusChanges will record it: never before an earlier status.
+      const deliveredAt =
+        message.delivered_at ??
+        (transitions.includes('DELIVERED')
+          ? Math.max(occurredAt, message.queued_at, message.sent_at ?? 0, message.read_at ?? 0)
+          : null);
+      const charge = deps.costs && chargeUpdate(deps.costs, message, { pricing: pricing ?? message.pricing ?? null, deliveredAt });
+      if (charge) costs.push(...charge.deltas);
+      const newCost = charge?.cost !== undefined ? { cost: charge.cost } : undefined;
       if (transitions.length === 0) {
         if (newPricing) {
-          updates.push({ id: message.id, changes: { ...newPricing, updated_at: now } });
+          updates.push({ id: message.id, changes: { ...newPricing, ...newCost, updated_at: now } });
           results[index] = 'applied';
         } else {
           results[index] = 'unchanged';
@@ -96,14 +110,15 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
       changes.push({
         message,
         transitions,
-        occurredAt: reportedTime(report.occurredAt, { notBefore: message.queued_at, now }),
+        occurredAt,
         providerMessageId: report.providerMessageId,
         ...(report.error && { error: report.error }),
-        ...(newPricing && { alsoSet: newPricing }),
+        ...((newPricing || newCost) && { alsoSet: { ...newPricing, ...newCost } }),
       });
       changed.push(index);
     }
     const enqueued = await recordStatusChanges(trx, dialect, deps.notifier, changes, now, updates);
+    await addCosts(trx, costs);
     for (const index of changed) results[index] = enqueued ? 'webhooks' : 'applied';
     pending = later;
   }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { CostPricing } from '../costs/charges.ts';
 import type { Database } from '../db/database.ts';
 import type { ProviderInbound } from '../providers/provider.ts';
 import type { Notifier } from './notifier.ts';
@@ -9,6 +10,8 @@ export interface ReportDeps {
   database: Database;
   notifier: Notifier;
   logger: Logger;
+  /** Prices delivered messages by the rate card; absent: costs are not recorded. */
+  costs?: CostPricing;
 }
 
 /** Every provider report — template reviews and category changes, message statuses — enters svc here. */

@@ -23,12 +23,13 @@ import {
   type Step,
   takePurgeLease,
 } from '../db/retention.ts';
+import { expireCosts } from '../db/messageCosts.ts';
 import type { WorkerDeps } from './index.ts';
 import type { Job } from './loop.ts';
 
 /** One step of a run, as recorded: the pass, the project it was limited to, what it removed. */
 export interface RecordedStep {
-  pass: 'messages' | 'webhook_deliveries' | 'batches' | 'template_status_events' | 'sandbox_submissions' | 'message_counts' | 'vacuum';
+  pass: 'messages' | 'webhook_deliveries' | 'batches' | 'template_status_events' | 'sandbox_submissions' | 'message_counts' | 'message_costs' | 'vacuum';
   projectId?: string;
   deleted: PurgedCounts;
   scanned: number;
@@ -151,6 +152,12 @@ export function startPurgeRun(
           if ((result.deleted.message_counts ?? 0) + (result.deleted.message_counts_rolled_up ?? 0) > 0) {
             yield { pass: 'message_counts', projectId, deleted: result.deleted, scanned: 0 };
           }
+        }
+        // Cost counters and reconciliations: as long as the message counters.
+        for (let more = true; more; ) {
+          const expired = await unsynced((db) => db.transaction().execute((trx) => expireCosts(trx, projectId, window.expireBefore, limit)));
+          more = expired === limit;
+          if (expired > 0) yield { pass: 'message_costs', projectId, deleted: { message_costs: expired }, scanned: 0 };
         }
       }
       if (projects.length < PROJECTS_PER_COUNTS_STEP) break;

@@ -17,6 +17,7 @@ import * as m0012r from './0012_rich_templates.ts';
 import * as m0013r from './0013_replies_opt_outs.ts';
 import * as m0015w from './0015_whatsapp_2026.ts';
 import * as m0016r from './0016_retention.ts';
+import * as m0017c from './0017_cost.ts';
 
 /** Every migration, in order. Names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '0013_replies_opt_outs': m0013r,
   '0015_whatsapp_2026': m0015w,
   '0016_retention': m0016r,
+  '0017_cost': m0017c,
 };
