@@ -81,7 +81,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     let opsUrl: string | undefined;
     const runsWorkers = role !== 'api';
     const workers = runsWorkers
-      ? createWorkers({ config, database, logger, metrics, provider, notifier, encryptionKey })
+      ? createWorkers({ config, database, logger, metrics, provider, notifier, encryptionKey, costs })
       : [];
 
     return {

@@ -12,6 +12,7 @@ import { createRetentionJob } from './retention.ts';
 import { createSendRateGate } from './sendRate.ts';
 import { createTemplateReviewJob } from './templateReview.ts';
 import type { Notifier } from './notifier.ts';
+import type { CostPricing } from '../costs/charges.ts';
 import { WebhookDeliveryJob, WebhookDeliveryLoop } from './webhookDelivery.ts';
 
 export interface WorkerDeps {
@@ -22,6 +23,8 @@ export interface WorkerDeps {
   provider: Provider;
   notifier: Notifier;
   encryptionKey: Buffer;
+  /** Prices delivered messages by the rate card (costs/charges.ts); absent: costs are not recorded. */
+  costs?: CostPricing;
 }
 
 /** A background worker of the process: started with the service, stopped before the database closes. */
