@@ -720,6 +720,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/analytics/cost": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What delivered messages cost
+         * @description The cost of the messages delivered in [from, to) (whole UTC days), priced by the operator’s rate card from the `pricing` Meta reports for each message (README, "Cost"): totals per currency, and groups by `groupBy` — a comma-separated list of day, template, category, market and country (default: day). At most 366 days (422 invalid_time_range, as is `to` not after `from`). Meta’s invoice is the authority: compare with GET /v1/analytics/cost/reconciliation.
+         */
+        get: operations["getCostAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/cost/reconciliation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * svc’s cost totals beside Meta’s
+         * @description WhatsApp only. For each UTC day in [from, to) the reconciliation job has checked (every SVC_COST_RECONCILE_INTERVAL, the last 3 days): Meta’s pricing_analytics of the WABA (charged messages delivered, and their cost) beside svc’s counters, and where they differ. Oldest first. Meta’s figures are approximate and its day follows the WABA’s time zone; svc’s, UTC.
+         */
+        get: operations["getCostReconciliation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -1616,6 +1656,19 @@ export interface components {
                  */
                 type: string;
             };
+            /** @description Present with `pricing`: what the message cost by the operator’s rate card (README, "Cost"), priced when it is delivered (Meta charges delivered messages). Null while undelivered, when Meta does not charge it (`pricing.billable` false) or when the rate card has no rate for its market and category. */
+            cost?: {
+                /**
+                 * @description In the currency’s units (at most 6 decimal places).
+                 * @example 0.0118
+                 */
+                amount: number;
+                /**
+                 * @description ISO 4217: the WhatsApp Business Account’s currency.
+                 * @example USD
+                 */
+                currency: string;
+            } | null;
             /** @description Present once the provider held the message for quality assessment (WhatsApp portfolio pacing): true while it is held (status QUEUED), false once released (SENT as usual) or dropped (FAILED, error 132015). */
             held?: boolean;
             /**
@@ -5797,6 +5850,249 @@ export interface operations {
                             };
                         }[];
                     };
+                };
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description invalid_time_range */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCostAnalytics: {
+        parameters: {
+            query: {
+                /** @description Start (inclusive), rounded down to its UTC day. */
+                from: string;
+                /** @description End (exclusive), rounded up to a UTC day. */
+                to: string;
+                groupBy?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        from: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        to: string;
+                        groupBy: string[];
+                        /** @description The whole range, one entry per currency. */
+                        totals: {
+                            /**
+                             * @description ISO 4217. Amounts in different currencies are never added together.
+                             * @example USD
+                             */
+                            currency: string;
+                            /** @description What the charged messages cost, in the currency’s units (6 decimal places at most). */
+                            amount: number;
+                            /** @description Delivered messages Meta charges for, priced by the rate card. */
+                            charged: number;
+                            /** @description Delivered messages Meta does not charge for (`pricing.billable` false). */
+                            free: number;
+                            /** @description Charged messages the rate card has no rate for (not in `amount`). */
+                            unpriced: number;
+                        }[];
+                        /** @description One entry per combination of the groupBy keys seen in the range (and currency), in key order. */
+                        groups: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T10:00:00.000Z
+                             */
+                            day?: string;
+                            template?: string;
+                            /** @description Meta’s pricing category: marketing, utility, authentication, … */
+                            category?: string;
+                            /** @description The rate card’s market of the recipient: a country or a region (“Rest of Africa”, “Other”). */
+                            market?: string;
+                            /** @description The recipient’s country (ISO 3166); empty when unknown (a business-scoped user id). */
+                            country?: string;
+                            /**
+                             * @description ISO 4217. Amounts in different currencies are never added together.
+                             * @example USD
+                             */
+                            currency: string;
+                            /** @description What the charged messages cost, in the currency’s units (6 decimal places at most). */
+                            amount: number;
+                            /** @description Delivered messages Meta charges for, priced by the rate card. */
+                            charged: number;
+                            /** @description Delivered messages Meta does not charge for (`pricing.billable` false). */
+                            free: number;
+                            /** @description Charged messages the rate card has no rate for (not in `amount`). */
+                            unpriced: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description invalid_time_range */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCostReconciliation: {
+        parameters: {
+            query: {
+                /** @description Start (inclusive), rounded down to its UTC day. */
+                from: string;
+                /** @description End (exclusive), rounded up to a UTC day. */
+                to: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        day: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        checkedAt: string;
+                        currency: string;
+                        /** @description Meta’s pricing_analytics: charged (REGULAR) messages delivered that day and their cost. */
+                        meta: {
+                            messages: number;
+                            amount: number;
+                        };
+                        /** @description svc’s counters for the same day. */
+                        svc: {
+                            messages: number;
+                            amount: number;
+                        };
+                        matches: boolean;
+                        /** @description Each category and country where the two disagree (messages, or amount by more than 0.01). */
+                        differences: {
+                            category: string;
+                            country: string;
+                            metaMessages: number;
+                            svcMessages: number;
+                            metaAmount: number;
+                            svcAmount: number;
+                        }[];
+                    }[];
                 };
             };
             /** @description validation_failed */
