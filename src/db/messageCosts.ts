@@ -85,8 +85,11 @@ export async function readCosts(
   }));
 }
 
-/** Up to `limit` of the project's counter rows of days before `before` go; returns how many went. */
-export async function expireCosts(trx: Db, projectId: string, before: number, limit: number): Promise<number> {
+/**
+ * Up to `limit` of the project's counter rows of days before `before` go, and its reconciliations
+ * of those days (one row a day); returns how many rows went and whether more counter rows remain.
+ */
+export async function expireCosts(trx: Db, projectId: string, before: number, limit: number): Promise<{ deleted: number; more: boolean }> {
   const old = await trx
     .selectFrom('message_costs')
     .select([...KEY_COLUMNS])
@@ -101,5 +104,5 @@ export async function expireCosts(trx: Db, projectId: string, before: number, li
     await query.execute();
   }
   const reconciled = await trx.deleteFrom('cost_reconciliations').where('project_id', '=', projectId).where('day', '<', before).executeTakeFirst();
-  return old.length + Number(reconciled.numDeletedRows);
+  return { deleted: old.length + Number(reconciled.numDeletedRows), more: old.length === limit };
 }

@@ -156,8 +156,8 @@ export function startPurgeRun(
         // Cost counters and reconciliations: as long as the message counters.
         for (let more = true; more; ) {
           const expired = await unsynced((db) => db.transaction().execute((trx) => expireCosts(trx, projectId, window.expireBefore, limit)));
-          more = expired === limit;
-          if (expired > 0) yield { pass: 'message_costs', projectId, deleted: { message_costs: expired }, scanned: 0 };
+          more = expired.more;
+          if (expired.deleted > 0) yield { pass: 'message_costs', projectId, deleted: { message_costs: expired.deleted }, scanned: 0 };
         }
       }
       if (projects.length < PROJECTS_PER_COUNTS_STEP) break;
