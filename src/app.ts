@@ -17,7 +17,6 @@ import { createWorkers } from './workers/index.ts';
 import { registerMessageQueueMetrics } from './workers/messageQueueHealth.ts';
 import { Notifier } from './workers/notifier.ts';
 import { createProviderInbound } from './workers/providerReports.ts';
-import { configureAutoSuppression } from './sending/autoSuppress.ts';
 import { loadRateCard } from './costs/loadRateCard.ts';
 
 export interface AppOptions {
@@ -56,12 +55,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const encryptionKey = resolveEncryptionKey(config.encryptionKey, database.sqlitePath, logger);
     const metrics = createMetricsRegistry();
     const notifier = new Notifier(database, logger);
-    configureAutoSuppression(notifier, config.autoSuppress);
     const provider = createProvider(config, database, notifier, logger);
     const rateCard = loadRateCard(config.cost);
     if (rateCard.example) logger.info('costs are priced by the bundled EXAMPLE rate card (not Meta\'s prices): set SVC_RATE_CARD');
     const costs = { card: rateCard.card, currency: config.cost.currency };
-    const inbound = createProviderInbound({ database, notifier, logger, costs });
+    const inbound = createProviderInbound({ database, notifier, logger, autoSuppress: config.autoSuppress, costs });
     const keyUsage = new KeyUsageRecorder(database, logger);
     const ctx: HttpContext = {
       config,

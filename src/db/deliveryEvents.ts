@@ -1,7 +1,7 @@
 // The delivery log's event filter. Sent, delivered and read are each about a third of a project's
 // deliveries: a page of one of them reads about three index entries per row through the project's
 // own index. Every other event type is rare (a failure, a cancel, a template or test event), and
-// is read through a partial index of the rare ones (migration 0011), which a query uses only when
+// is read through a partial index of the rare ones (migration 0014_keyed_by_project), which a query uses only when
 // it states the index's condition word for word: this list is the migration's (the plan test
 // test/db/queryPlans.test.ts fails if the two part).
 

@@ -1,7 +1,7 @@
 import { type DatabaseIntrospector, type Kysely, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import type { Db, DialectName } from './database.ts';
-import { migrations } from './migrations/index.ts';
+import { LEGACY_NAMES, migrations } from './migrations/index.ts';
 
 const MIGRATION_TABLE = 'svc_migrations';
 const MIGRATION_LOCK_TABLE = 'svc_migrations_lock';
@@ -23,9 +23,9 @@ async function migrator(db: Db, dialect: DialectName): Promise<Migrator> {
     provider: { getMigrations: async () => migrations },
     migrationTableName: MIGRATION_TABLE,
     migrationLockTableName: MIGRATION_LOCK_TABLE,
-    // Each migration stands alone (its own tables, columns and indexes), and migrations are
-    // written side by side: one that sorts before an applied one still runs, once.
-    allowUnorderedMigrations: true,
+    // Strictly ordered (migrations/index.ts): a database has run a prefix of the list, and a
+    // record out of that order is a corruption Kysely refuses.
+    allowUnorderedMigrations: false,
   });
 }
 
@@ -68,8 +68,34 @@ function unknownMigrations(applied: string[]): string[] {
   return applied.filter((name) => !(name in migrations));
 }
 
+/**
+ * A database migrated before the strict numbering has records under the old names (LEGACY_NAMES),
+ * each with the time it ran — an order that is not always the new one (migrations were written
+ * side by side and ran unordered). Renames them and restamps every record in the new order (from
+ * the earliest time recorded, a millisecond apart), in one transaction; nothing runs again. A
+ * second process doing the same meanwhile finds nothing left to rename.
+ */
+async function renameLegacyMigrations(db: Db, applied: string[]): Promise<void> {
+  if (!applied.some((name) => LEGACY_NAMES.has(name))) return;
+  const table = sql.table(MIGRATION_TABLE);
+  await db.transaction().execute(async (trx) => {
+    const rows = (await sql<{ name: string; timestamp: string }>`select name, timestamp from ${table}`.execute(trx)).rows;
+    if (!rows.some((row) => LEGACY_NAMES.has(row.name))) return;
+    const start = Math.min(...rows.map((row) => new Date(row.timestamp).getTime()));
+    const order = Object.keys(migrations);
+    const renamed = rows
+      .map((row) => ({ old: row.name, name: LEGACY_NAMES.get(row.name) ?? row.name }))
+      .sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
+    for (const [i, row] of renamed.entries()) {
+      const timestamp = new Date(start + i).toISOString();
+      await sql`update ${table} set name = ${row.name}, timestamp = ${timestamp} where name = ${row.old}`.execute(trx);
+    }
+  });
+}
+
 /** Brings the schema up to date; refuses a database that newer code has migrated. */
 export async function migrateToLatest(db: Db, dialect: DialectName): Promise<string[]> {
+  await renameLegacyMigrations(db, await appliedMigrations(db));
   const unknown = unknownMigrations(await appliedMigrations(db));
   if (unknown.length > 0) {
     throw new SchemaError(

@@ -46,7 +46,7 @@ export async function eraseProject(
   // the events erased are the other ones, plus one QUEUED per message.
   await db.deleteFrom('message_events').where('project_id', '=', projectId).where('status', '=', 'QUEUED').execute();
   const laterEvents = await db.deleteFrom('message_events').where('project_id', '=', projectId).executeTakeFirst();
-  // Replies go with their messages (no foreign key: see migration 0013).
+  // Replies go with their messages (no foreign key: see migration 0016_replies_opt_outs).
   await db.deleteFrom('message_replies').where('project_id', '=', projectId).execute();
   const messages = await db.deleteFrom('messages').where('project_id', '=', projectId).executeTakeFirst();
 

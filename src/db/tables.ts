@@ -342,7 +342,7 @@ export interface WorkerHeartbeatsTable {
   claimed_at: number;
 }
 
-/** The purge's bookkeeping: one row, 'purge' (see migration 0016). */
+/** The purge's bookkeeping: one row, 'purge' (see migration 0018_retention). */
 export interface RetentionStateTable {
   name: string;
   /** The worker running the purge; null between runs. */

@@ -66,12 +66,16 @@ export async function findDeliveryProjects(db: Db, ids: readonly string[]): Prom
 // delivery not yet attempted waits while an earlier event of its message (the state machine's
 // order, then the event id) to the same destination (callbackUrl or endpoint) still waits for its
 // first attempt, or is in it; other destinations do not wait for each other. Events without a
-// message (template, test) wait for nothing. For claims (candidate alias `q`).
+// message (template, test) wait for nothing. For claims (candidate alias `q`). The earlier
+// deliveries are found by their message alone (its id is unique across projects), so the
+// message's own index is the only one that matches: with the project's id in the condition, a
+// planner without statistics (a fresh PostgreSQL table, SQLite always) walked the project's
+// deliveries for each candidate.
 const EVENT_RANK = (alias: 'q' | 'e') => sql`case ${sql.ref(`${alias}.event`)}
   when 'message.sent' then 1 when 'message.delivered' then 2 when 'message.read' then 3 else 4 end`;
 const FIRST_ATTEMPTS_IN_ORDER = sql`(q.attempt_count > 0 or not exists (
   select 1 from webhook_deliveries e
-  where e.message_id = q.message_id and e.project_id = q.project_id
+  where e.message_id = q.message_id
     and (e.endpoint_id = q.endpoint_id or (e.endpoint_id is null and q.endpoint_id is null))
     and e.status = 'pending' and e.attempt_count = 0 and e.id <> q.id
     and (${EVENT_RANK('e')} < ${EVENT_RANK('q')}
@@ -248,10 +252,11 @@ export async function listWebhookDeliveries(
 ): Promise<DeliveryWithAttempts[]> {
   let query = db.selectFrom('webhook_deliveries').selectAll().where('project_id', '=', projectId);
   if (filter.before !== undefined) query = query.where('id', '<', filter.before);
-  // Failed and pending deliveries each have a partial index in id order (migration 0011); a
-  // planner uses one only for a literal condition, as its own, never for a parameter.
+  // Failed and pending deliveries each have a partial index in id order (migrations 0014_keyed_by_project, 0019);
+  // a planner uses one only for a literal condition, as its own, never for a parameter. A
+  // delivery is pending exactly while it is due (due_at set), the pending index's condition.
   if (filter.status === 'failed') query = query.where(sql<boolean>`status = 'failed'`);
-  else if (filter.status === 'pending') query = query.where(sql<boolean>`status = 'pending'`);
+  else if (filter.status === 'pending') query = query.where(sql<boolean>`due_at is not null and status = 'pending'`);
   else if (filter.status !== undefined) query = query.where('status', '=', filter.status);
   if (filter.event !== undefined) {
     query = query.where('event', '=', filter.event);

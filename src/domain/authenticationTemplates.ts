@@ -7,7 +7,7 @@
 
 import type { ButtonsComponent, TemplateComponent, TextComponent } from '../providers/provider.ts';
 import type { FieldError } from './fieldError.ts';
-import type { ButtonDraft, ComponentDraft } from './templates.ts';
+import type { ButtonDraft, ComponentDraft } from './templateDrafts.ts';
 import { checkText, parsePlaceholders, quoted } from './templateText.ts';
 
 export const CODE_EXPIRATION_MINUTES = { min: 1, max: 90 } as const;

@@ -20,8 +20,9 @@ import {
   missingAuthenticationParts,
 } from './authenticationTemplates.ts';
 import type { FieldError } from './fieldError.ts';
+import type { ComponentDraft, TemplateDraft } from './templateDrafts.ts';
 import { templateButtonsErrors } from './templateButtons.ts';
-import { type ExampleDraft, exampleErrors } from './templateExamples.ts';
+import { exampleErrors } from './templateExamples.ts';
 import { checkText, quoted, type TextComponentType } from './templateText.ts';
 
 export {
@@ -36,6 +37,7 @@ export {
 } from './templateText.ts';
 
 export type { FieldError, TemplateComponent, TextComponent };
+export type { ButtonDraft, ComponentDraft, TemplateDraft } from './templateDrafts.ts';
 
 export const TEMPLATE_CATEGORIES = ['UTILITY', 'MARKETING', 'AUTHENTICATION'] as const;
 export type TemplateCategory = (typeof TEMPLATE_CATEGORIES)[number];
@@ -48,38 +50,6 @@ export const MAX_NAME_LENGTH = 512;
 export const PARAMETER_FORMATS = ['POSITIONAL', 'NAMED'] as const;
 export const HEADER_FORMATS = ['TEXT', 'IMAGE', 'VIDEO', 'DOCUMENT', 'LOCATION'] as const;
 const MEDIA_FORMATS = ['IMAGE', 'VIDEO', 'DOCUMENT'] as const;
-
-/** A button as submitted: an OTP button, or a QUICK_REPLY, URL, PHONE_NUMBER or COPY_CODE one. */
-export interface ButtonDraft {
-  type: string;
-  otp_type?: string;
-  text?: string;
-  autofill_text?: string;
-  supported_apps?: ReadonlyArray<{ package_name: string; signature_hash: string }>;
-  url?: string;
-  phone_number?: string;
-  example?: string | readonly string[];
-}
-
-/** A component as submitted, before it is known to follow the rules. */
-export interface ComponentDraft {
-  type: string;
-  format?: string;
-  text?: string;
-  example?: ExampleDraft;
-  add_security_recommendation?: boolean;
-  code_expiration_minutes?: number;
-  buttons?: readonly ButtonDraft[];
-}
-
-/** A template as submitted, before it is known to follow the rules. */
-export interface TemplateDraft {
-  name: string;
-  language: string;
-  category: string;
-  parameter_format?: string;
-  components: readonly ComponentDraft[];
-}
 
 function slugSuggestion(name: string): string | undefined {
   const slug = name

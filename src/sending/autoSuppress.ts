@@ -1,7 +1,8 @@
 import type { Db } from '../db/database.ts';
+import type { MessageRow } from '../db/messages.ts';
+import type { MessageStatus } from '../db/tables.ts';
+import type { ProviderError } from '../providers/provider.ts';
 import { addSuppressions } from '../db/suppressions.ts';
-import type { StatusChange } from '../workers/statusChanges.ts';
-import type { Notifier } from '../workers/notifier.ts';
 
 // With SVC_AUTO_SUPPRESS=true, messages that FAILED because the recipient cannot get WhatsApp
 // messages put their number on the project's suppression list (source "provider"), in the
@@ -18,22 +19,18 @@ import type { Notifier } from '../workers/notifier.ts';
  */
 export const OPTED_OUT_CODES: ReadonlySet<string> = new Set(['131026']);
 
-// The setting of each running service, by the notifier it records status changes with (a test
-// process runs several services side by side).
-const enabledFor = new WeakMap<Notifier, boolean>();
-
-export function configureAutoSuppression(notifier: Notifier, enabled: boolean): void {
-  enabledFor.set(notifier, enabled);
+/** A recorded status change, as much of it as suppression reads (workers/statusChanges.ts). */
+interface EndedChange {
+  message: Pick<MessageRow, 'id' | 'project_id' | 'recipient'>;
+  transitions: readonly MessageStatus[];
+  error?: Pick<ProviderError, 'code' | 'title'>;
 }
 
-/** Adds the numbers of the changes that end FAILED with an opted-out code; in the caller's transaction. */
-export async function suppressOptedOutRecipients(
-  trx: Db,
-  notifier: Notifier,
-  changes: readonly StatusChange[],
-  now: number,
-): Promise<void> {
-  if (enabledFor.get(notifier) === false) return;
+/**
+ * Adds the numbers of the changes that end FAILED with an opted-out code; in the caller's
+ * transaction. Called only when the setting is on (statusChanges.ts StatusRecording).
+ */
+export async function suppressOptedOutRecipients(trx: Db, changes: readonly EndedChange[], now: number): Promise<void> {
   const entries = changes
     .filter((change) => change.transitions.at(-1) === 'FAILED' && change.error && OPTED_OUT_CODES.has(change.error.code))
     .map((change) => ({

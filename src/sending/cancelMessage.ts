@@ -46,6 +46,6 @@ export async function cancelMessage(
       'The message is being submitted to the provider right now and cannot be canceled.',
     );
   }
-  const webhooks = await recordStatusChanges(trx, dialect, notifier, [{ message, transitions: ['CANCELED'], occurredAt: now }], now);
+  const webhooks = await recordStatusChanges(trx, { dialect, notifier }, [{ message, transitions: ['CANCELED'], occurredAt: now }], now);
   return { kind: 'canceled', message: (await findMessage(trx, projectId, id))!, webhooks };
 }

@@ -5,7 +5,7 @@ import { DAY_MS, readCosts } from '../db/messageCosts.ts';
 import { findProject } from '../db/projects.ts';
 import { fromMicros } from '../domain/rateCard.ts';
 import { providerCredentialsOf } from '../projectSecrets.ts';
-import type { WorkerDeps } from './index.ts';
+import type { WorkerDeps } from './deps.ts';
 import type { Job } from './loop.ts';
 
 // Compares, every SVC_COST_RECONCILE_INTERVAL, each WhatsApp Business Account's last three whole

@@ -7,8 +7,7 @@ import { withJitter } from '../domain/durations.ts';
 import { transitionsFor } from '../domain/messageStatus.ts';
 import type { SendOutcome } from '../providers/provider.ts';
 import { heldMessagesCounter } from './heldMessages.ts';
-import type { Notifier } from './notifier.ts';
-import { type MessageUpdate, recordStatusChanges, type StatusChange } from './statusChanges.ts';
+import { type MessageUpdate, recordStatusChanges, type StatusChange, type StatusRecording } from './statusChanges.ts';
 
 const JITTER = 0.1;
 
@@ -24,15 +23,15 @@ interface Submitted {
  */
 export class OutcomeRecorder {
   readonly #database: Database;
-  readonly #notifier: Notifier;
+  readonly #recording: StatusRecording;
   readonly #retryScheduleMs: readonly number[];
   readonly #committer: GroupCommitter<Submitted, boolean>;
   readonly #costs: CostPricing | undefined;
 
-  constructor(database: Database, notifier: Notifier, retryScheduleMs: readonly number[], costs?: CostPricing) {
+  constructor(database: Database, recording: StatusRecording, retryScheduleMs: readonly number[], costs?: CostPricing) {
     this.#database = database;
+    this.#recording = recording;
     this.#costs = costs;
-    this.#notifier = notifier;
     this.#retryScheduleMs = retryScheduleMs;
     // Synced: an outcome lost with the machine would be a message sent twice to a person, and the
     // duplicate window must stay "between the provider's acceptance and our commit".
@@ -41,7 +40,7 @@ export class OutcomeRecorder {
 
   async record(message: MessageRow, outcome: SendOutcome): Promise<void> {
     const webhooks = await this.#committer.submit({ message, outcome });
-    if (webhooks) this.#notifier.wakeLocal('webhooks');
+    if (webhooks) this.#recording.notifier.wakeLocal('webhooks');
   }
 
   async #commit(trx: Db, items: Submitted[]): Promise<boolean[]> {
@@ -120,7 +119,7 @@ export class OutcomeRecorder {
       }
       changes.push({ message, transitions: ['FAILED'], occurredAt: now, error: outcome.error, alsoSet: { attempts } });
     }
-    const webhooks = await recordStatusChanges(trx, dialect, this.#notifier, changes, now, updates);
+    const webhooks = await recordStatusChanges(trx, this.#recording, changes, now, updates);
     await addCosts(trx, costs);
     return items.map(() => webhooks);
   }

@@ -10,7 +10,7 @@ import { DeferredOutcomes } from './deferredOutcomes.ts';
 import { OutcomeRecorder } from './dispatchOutcomes.ts';
 import { ProjectRotation } from './projectRotation.ts';
 import { WorkerHeartbeat } from './heartbeat.ts';
-import type { WorkerDeps } from './index.ts';
+import type { WorkerDeps } from './deps.ts';
 import { type SendRateGate, WINDOW_MS, windowBudget, windowStartOf } from './sendRate.ts';
 import { type HeldMessage, SendLane } from './sendLane.ts';
 
@@ -113,7 +113,12 @@ export class Dispatcher {
   constructor(deps: WorkerDeps, gate: SendRateGate, options: DispatcherOptions) {
     this.#deps = deps;
     this.#gate = gate;
-    this.#recorder = new OutcomeRecorder(deps.database, deps.notifier, deps.config.sendRetryScheduleMs, deps.costs);
+    this.#recorder = new OutcomeRecorder(
+      deps.database,
+      { dialect: deps.database.dialect, notifier: deps.notifier, autoSuppress: deps.config.autoSuppress },
+      deps.config.sendRetryScheduleMs,
+      deps.costs,
+    );
     this.#maxInFlight = options.maxInFlight;
     this.#lookaheadMs = options.lookaheadMs ?? 1000;
     this.#claimLimit = options.claimLimit ?? 100;

@@ -1,8 +1,4 @@
-import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
-import type { Database } from '../db/database.ts';
-import type { Provider } from '../providers/provider.ts';
-import type { Registry } from 'prom-client';
+import type { WorkerDeps } from './deps.ts';
 import { WorkerLoop } from './loop.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { createCostReconciliationJob } from './costReconciliation.ts';
@@ -11,21 +7,8 @@ import { createProviderAccountJob } from './providerAccounts.ts';
 import { createRetentionJob } from './retention.ts';
 import { createSendRateGate } from './sendRate.ts';
 import { createTemplateReviewJob } from './templateReview.ts';
-import type { Notifier } from './notifier.ts';
-import type { CostPricing } from '../costs/charges.ts';
 import { WebhookDeliveryJob, WebhookDeliveryLoop } from './webhookDelivery.ts';
 
-export interface WorkerDeps {
-  config: Config;
-  database: Database;
-  logger: Logger;
-  metrics: Registry;
-  provider: Provider;
-  notifier: Notifier;
-  encryptionKey: Buffer;
-  /** Prices delivered messages by the rate card (costs/charges.ts); absent: costs are not recorded. */
-  costs?: CostPricing;
-}
 
 /** A background worker of the process: started with the service, stopped before the database closes. */
 export interface Worker {

@@ -1,5 +1,5 @@
 import { purgeExpiredIdempotencyKeys } from '../db/idempotencyKeys.ts';
-import type { WorkerDeps } from './index.ts';
+import type { WorkerDeps } from './deps.ts';
 import type { Job } from './loop.ts';
 
 const EVERY_MS = 10 * 60_000;

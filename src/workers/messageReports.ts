@@ -8,7 +8,7 @@ import { lockReportedMessages } from '../db/reportedMessages.ts';
 import { transitionsForReport } from '../domain/messageStatus.ts';
 import { reportedTime } from '../domain/reportedTime.ts';
 import type { ProviderReport, ReportResult } from '../providers/provider.ts';
-import type { ReportDeps } from './providerReports.ts';
+import type { ReportDeps } from './deps.ts';
 import { heldMessagesCounter } from './heldMessages.ts';
 import { type MessageUpdate, recordStatusChanges, type StatusChange } from './statusChanges.ts';
 
@@ -117,7 +117,7 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
       });
       changed.push(index);
     }
-    const enqueued = await recordStatusChanges(trx, dialect, deps.notifier, changes, now, updates);
+    const enqueued = await recordStatusChanges(trx, { dialect, notifier: deps.notifier, autoSuppress: deps.autoSuppress }, changes, now, updates);
     await addCosts(trx, costs);
     for (const index of changed) results[index] = enqueued ? 'webhooks' : 'applied';
     pending = later;

@@ -8,7 +8,7 @@ import {
   recordProviderAccountRefresh,
 } from '../db/providerAccounts.ts';
 import { providerCredentialsOf } from '../projectSecrets.ts';
-import type { WorkerDeps } from './index.ts';
+import type { WorkerDeps } from './deps.ts';
 import type { Job } from './loop.ts';
 
 // Keeps each project's provider account current: the number's throughput (which paces the

@@ -24,7 +24,7 @@ import {
   takePurgeLease,
 } from '../db/retention.ts';
 import { expireCosts } from '../db/messageCosts.ts';
-import type { WorkerDeps } from './index.ts';
+import type { WorkerDeps } from './deps.ts';
 import type { Job } from './loop.ts';
 
 /** One step of a run, as recorded: the pass, the project it was limited to, what it removed. */
@@ -99,7 +99,7 @@ export function startPurgeRun(
     };
     if (dialect === 'postgres') {
       // PostgreSQL keys messages and deliveries by (project_id, id) and has no ordered index on id
-      // alone (migration 0011): a pass walks one project's oldest rows at a time, each project with
+      // alone (migration 0014_keyed_by_project): a pass walks one project's oldest rows at a time, each project with
       // its own retention or the operator's.
       const ownById = new Map(own.map((project) => [project.id, project]));
       for (let afterProject = ''; ; ) {

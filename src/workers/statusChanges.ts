@@ -41,6 +41,15 @@ export interface MessageUpdate {
   changes: MessageChanges;
 }
 
+/** What recording a status change needs of the running service. */
+export interface StatusRecording {
+  dialect: DialectName;
+  /** Told after commit that webhook deliveries were enqueued. */
+  notifier: Notifier;
+  /** SVC_AUTO_SUPPRESS: FAILED with an opted-out code suppresses the number (off when not given). */
+  autoSuppress?: boolean;
+}
+
 /**
  * Records status changes in the caller's transaction: each message row, one event per status,
  * and a webhook delivery per event — all or nothing, so no event is lost between them. Any number
@@ -50,8 +59,7 @@ export interface MessageUpdate {
  */
 export async function recordStatusChanges(
   trx: Db,
-  dialect: DialectName,
-  notifier: Notifier,
+  { dialect, notifier, autoSuppress = false }: StatusRecording,
   changes: readonly StatusChange[],
   now: number,
   otherUpdates: readonly MessageUpdate[] = [],
@@ -83,7 +91,7 @@ export async function recordStatusChanges(
   await updateMessages(trx, dialect, updates);
   await insertMessageEvents(trx, events);
   await countStatusChanges(trx, events, changes.map((change) => change.message));
-  await suppressOptedOutRecipients(trx, notifier, changes, now);
+  if (autoSuppress) await suppressOptedOutRecipients(trx, changes, now);
   for (const event of events) statusChangesCounter.inc({ status: event.status });
   return enqueueWebhookDeliveries(trx, notifier, webhooks, now);
 }

@@ -16,7 +16,7 @@ import { TEMPLATE_CATEGORIES } from '../domain/templates.ts';
 import type { Provider, ProviderReport, ReportResult } from '../providers/provider.ts';
 import { enqueueTemplateEvent } from '../webhooks/templateEvents.ts';
 import type { Job } from './loop.ts';
-import type { ReportDeps } from './providerReports.ts';
+import type { ReportDeps } from './deps.ts';
 
 const REVIEW_BATCH = 50;
 /** Long enough for a provider round trip per template of a batch; a crashed worker's claims return after it. */

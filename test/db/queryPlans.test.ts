@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Database, openDatabase } from '../../src/db/database.ts';
+import { claimProjectHeads, queuedProjectsAfter } from '../../src/db/claims.ts';
 import { listEventsAfter } from '../../src/db/events.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { readHourlyCounts } from '../../src/db/messageCounts.ts';
@@ -8,9 +9,9 @@ import { readCosts } from '../../src/db/messageCosts.ts';
 import { listReconciliations } from '../../src/db/costReconciliations.ts';
 import { sql } from 'kysely';
 import { listMessageEvents, listMessages, type MessageFilter, type MessageRow } from '../../src/db/messages.ts';
-import { type DeliveryFilter, listDeliveriesForMessage, listWebhookDeliveries } from '../../src/db/webhookDeliveries.ts';
+import { claimWebhookDeliveries, type DeliveryFilter, listDeliveriesForMessage, listWebhookDeliveries } from '../../src/db/webhookDeliveries.ts';
 import { createTestDatabase, databaseKinds } from '../support/databases.ts';
-import { BULK_SPACING_MS, BULK_START, bulkDeliveryId, bulkMessageId, OLD_TENANT, seedBulk } from '../support/bulkSeed.ts';
+import { BULK_SPACING_MS, BULK_START, bulkDeliveryId, bulkMessageId, OLD_TENANT, projectIdOf, seedBulk } from '../support/bulkSeed.ts';
 import { describePlan, explainingDb, type ExplainingDb, type PlanNode, planNodes, type RecordedPlan } from '../support/queryPlans.ts';
 
 // Every page a tenant reads walks an index keyed by its project, in the order the page returns
@@ -19,7 +20,7 @@ import { describePlan, explainingDb, type ExplainingDb, type PlanNode, planNodes
 // so a plan that walks a global index backwards and filters by project would read every other
 // tenant's rows first. What is asserted is the plan, never a time.
 
-const SHAPE = { projects: 10, messages: 20_000, oldTenantMessages: 2_000 };
+const SHAPE = { projects: 10, messages: 20_000, oldTenantMessages: 2_000, deliveryBacklog: 2_000 };
 // The old tenant's messages are 1…2,000: a cursor deep in its history, and the time filters' bounds.
 const AN_OLD_MESSAGE = bulkMessageId(1_900);
 const AN_OLD_DELIVERY = bulkDeliveryId(1_900, 2);
@@ -90,6 +91,25 @@ function pathTo(root: PlanNode, target: PlanNode): PlanNode[] | undefined {
   return undefined;
 }
 
+/** The index a statement reads `alias` through (undefined: a scan). */
+function indexOfAlias(recorded: RecordedPlan, alias: string): string | undefined {
+  if (Array.isArray(recorded.plan)) {
+    const line = recorded.plan.find((detail) => new RegExp(`^(SEARCH|SCAN) ${alias} `).test(detail));
+    return line?.startsWith('SEARCH') ? /USING (?:COVERING )?INDEX (\w+)/.exec(line)?.[1] : undefined;
+  }
+  const node = planNodes(recorded.plan).find((n) => n.Alias === alias && n['Relation Name'] !== undefined);
+  return node && node['Node Type'] !== 'Seq Scan' ? node['Index Name'] : undefined;
+}
+
+/** The webhook worker's claim: candidates (`q`) from the project's queue, earlier events (`e`) by their message. */
+async function assertClaimWalks(explaining: ExplainingDb, database: Database, projectId: string, now: number): Promise<void> {
+  await claimWebhookDeliveries(explaining.db, database.dialect, { now, leaseMs: 30_000, quotas: new Map([[projectId, 50]]) });
+  const claim = explaining.take().find((plan) => /^\s*update "?webhook_deliveries/.test(plan.sql))!;
+  const description = `${claim.sql}\n  plan: ${describePlan(claim.plan)}`;
+  assert.equal(indexOfAlias(claim, 'q'), 'webhook_deliveries_queue', description);
+  assert.equal(indexOfAlias(claim, 'e'), 'webhook_deliveries_by_message', description);
+}
+
 for (const kind of databaseKinds()) {
   describe(`query plans at scale (${kind})`, () => {
     let database: Database;
@@ -140,10 +160,14 @@ for (const kind of databaseKinds()) {
     });
 
     const deliveriesByProject = kind === 'postgres' ? ['webhook_deliveries_pkey'] : ['webhook_deliveries_by_project'];
-    const deliveryLists: [string, Omit<DeliveryFilter, 'limit'>, string[], { bitmap?: boolean }?][] = [
+    // The old tenant has no delivery due; a tenant among the newest has a backlog of them.
+    const BACKLOGGED = projectIdOf(1);
+    const A_BACKLOG_DELIVERY = bulkDeliveryId(SHAPE.messages - 100, 2);
+    const deliveryLists: [string, Omit<DeliveryFilter, 'limit'>, string[], { bitmap?: boolean; backlogged?: boolean }?][] = [
       ['no filter', {}, deliveriesByProject],
       ['status failed', { status: 'failed' }, ['webhook_deliveries_failed_by_id'], { bitmap: true }],
-      ['status pending', { status: 'pending' }, ['webhook_deliveries_pending_by_id']],
+      // PostgreSQL may read a backlog it knows to be small through either due index and sort it.
+      ['status pending', { status: 'pending' }, ['webhook_deliveries_due_by_id', ...(kind === 'postgres' ? ['webhook_deliveries_queue'] : [])], { backlogged: true, bitmap: true }],
       ['status succeeded', { status: 'succeeded' }, deliveriesByProject],
       ['a common event', { event: 'message.read' }, deliveriesByProject],
       ['a rare event', { event: 'message.failed' }, ['webhook_deliveries_rare_events']],
@@ -153,12 +177,20 @@ for (const kind of databaseKinds()) {
     ];
     for (const [name, filter, indexes, options] of deliveryLists) {
       it(`GET /v1/webhook-deliveries, ${name}: an index in the page's order`, async () => {
-        for (const before of [undefined, AN_OLD_DELIVERY]) {
-          const [read] = await one((db) => listWebhookDeliveries(db, OLD_TENANT, { limit: 51, ...filter, ...(before && { before }) }));
+        const [tenant, cursor] = options?.backlogged ? [BACKLOGGED, A_BACKLOG_DELIVERY] : [OLD_TENANT, AN_OLD_DELIVERY];
+        for (const before of [undefined, cursor]) {
+          const [read] = await one((db) => listWebhookDeliveries(db, tenant, { limit: 51, ...filter, ...(before && { before }) }));
           assertWalks(read!, 'webhook_deliveries', indexes, { ...options, sorted: name === 'message' && kind === 'postgres' });
         }
       });
     }
+
+    it('the webhook worker’s claim: the project’s due deliveries by its queue, earlier events by their message', async () => {
+      // A backlog of 2,000 messages' deliveries is due (the seed's newest); a claim must read the
+      // project's head through its queue index and, for each candidate, look for an earlier event
+      // of the same message through that message's index — never walk the project's pending rows.
+      await assertClaimWalks(explaining, database, BACKLOGGED, timeOf(SHAPE.messages + 1));
+    });
 
     it('GET /v1/events: the project’s events in id order, each message by its key', async () => {
       const [read] = await one((db) => listEventsAfter(db, OLD_TENANT, '', 100));
@@ -195,6 +227,43 @@ for (const kind of databaseKinds()) {
       }
       const [reconciled] = await one((db) => listReconciliations(db, OLD_TENANT, range));
       assertWalks(reconciled!, 'cost_reconciliations', ['cost_reconciliations_pk', 'sqlite_autoindex_cost_reconciliations_1'], { bitmap: true });
+    });
+  });
+}
+
+// A database just created has no statistics (PostgreSQL's autovacuum has not analyzed it yet;
+// SQLite never has any): the planner chooses by the schema alone, and the worker's statements
+// must still walk the intended indexes — a burst right after start is when they matter.
+for (const kind of databaseKinds()) {
+  describe(`query plans on a fresh database (${kind})`, () => {
+    let database: Database;
+    let explaining: ExplainingDb;
+    before(async () => {
+      const testDb = await createTestDatabase(kind);
+      database = openDatabase(testDb.url, { poolSize: 2 });
+      await migrateToLatest(database.db, database.dialect);
+      explaining = explainingDb(database);
+    });
+    after(async () => {
+      await explaining?.close();
+      await database?.close();
+    });
+
+    it('the webhook worker’s claim: the project’s due deliveries by its queue, earlier events by their message', async () => {
+      await assertClaimWalks(explaining, database, projectIdOf(1), Date.now());
+    });
+
+    it('the dispatcher’s claim and both workers’ page of queued projects: the queue indexes', async () => {
+      await claimProjectHeads(explaining.db, database.dialect, 'messages', { now: Date.now(), leaseMs: 30_000, quotas: new Map([[projectIdOf(1), 50]]) });
+      const claim = explaining.take().find((plan) => /^\s*update "?messages/.test(plan.sql))!;
+      assert.equal(indexOfAlias(claim, 'q'), 'messages_queue', `${claim.sql}\n  plan: ${describePlan(claim.plan)}`);
+      for (const table of ['messages', 'webhook_deliveries'] as const) {
+        await queuedProjectsAfter(explaining.db, table, '', 100);
+        const [page] = explaining.take();
+        const plan = describePlan(page!.plan);
+        assert.ok(plan.includes(`${table}_queue`), `${table}: ${plan}`);
+        assert.ok(!new RegExp(`(SCAN|Seq Scan) (q|${table})( |$)`).test(plan), `no scan: ${plan}`);
+      }
     });
   });
 }

@@ -34,7 +34,7 @@ for (const kind of databaseKinds()) {
 
     before(async () => {
       server = await startTestServer(kind, {
-        env: { SVC_WEBHOOK_RETRY_SCHEDULE: '50ms', SVC_WEBHOOK_TIMEOUT_MS: '300' },
+        env: { SVC_WEBHOOK_RETRY_SCHEDULE: '50ms' },
       });
       receiver = await startWebhookReceiver();
     });

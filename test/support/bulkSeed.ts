@@ -15,6 +15,8 @@ export interface BulkShape {
   messages: number;
   /** How many of the messages (the oldest) belong to the first project. */
   oldTenantMessages: number;
+  /** How many of the newest messages have their deliveries due and not yet attempted (default 0). */
+  deliveryBacklog?: number;
   /** Without each message's events, deliveries and attempts (default: with). */
   messagesOnly?: boolean;
 }
@@ -85,7 +87,9 @@ export async function seedBulk(database: Database, shape: BulkShape): Promise<vo
       case when n % 100 = 0 then ${sql.raw(time)} + 600 end, ${sql.raw(time)} + 1600
     from (${series(database, shape.messages)}) s`.execute(db);
 
-  // Three status events and three deliveries (one attempt each) per message.
+  // Three status events and three deliveries (one attempt each) per message; the newest messages'
+  // deliveries are a backlog, due and never attempted (a receiver that fell behind).
+  const backlogFrom = shape.messages - (shape.deliveryBacklog ?? 0);
   for (const [k, eventStatus, event] of [
     [1, 'SENT', 'message.sent'],
     [2, 'DELIVERED', 'message.delivered'],
@@ -104,18 +108,23 @@ export async function seedBulk(database: Database, shape: BulkShape): Promise<vo
     await sql`insert into webhook_deliveries (id, project_id, event_id, message_id, event, url, payload, status,
         attempt_count, due_at, lease_expires_at, created_at, updated_at, endpoint_id, template_id)
       select ${deliveryId}, ${project}${padded(database, projectOf, 7)}, ${eventId}, 'msg_' || ${messageId}, ${event},
-        'https://hooks.example.com/svc', '{}', case when n % 200 = 0 then 'failed' else 'succeeded' end,
-        1, null, null, ${sql.raw(time)} + ${k * 500}, ${sql.raw(time)} + ${k * 500 + 50}, null, null
+        'https://hooks.example.com/svc', '{}', case when n > ${backlogFrom} then 'pending' when n % 200 = 0 then 'failed' else 'succeeded' end,
+        case when n > ${backlogFrom} then 0 else 1 end, case when n > ${backlogFrom} then ${sql.raw(time)} + ${k * 500} end, null,
+        ${sql.raw(time)} + ${k * 500}, ${sql.raw(time)} + ${k * 500 + 50}, null, null
       from (${series(database, shape.messages)}) s`.execute(db);
     await sql`insert into webhook_attempts (id, delivery_id, attempt, at, url, status_code, duration_ms, error, response_body)
       select 'att_' || ${padded(database, 'n', 25)} || '${sql.raw(String(k))}', ${deliveryId}, 1, ${sql.raw(time)} + ${k * 500},
         'https://hooks.example.com/svc', 200, 12, null, null
-      from (${series(database, shape.messages)}) s`.execute(db);
+      from (${series(database, shape.messages)}) s where n <= ${backlogFrom}`.execute(db);
   }
   await sql`insert into message_counts (project_id, hour, status, template, language, count)
     select project_id, (queued_at / 3600000) * 3600000, status, template_name, language, count(*) from messages
     group by project_id, (queued_at / 3600000) * 3600000, status, template_name, language`.execute(db);
-  // These tables only: a bare ANALYZE on PostgreSQL reads every schema of the database.
+  // Statistics as in production: PostgreSQL's autovacuum gathers them, and svc never analyzes
+  // SQLite, whose planner then chooses by the schema alone (a plan test with statistics there
+  // once passed a plan that production never ran). These tables only: a bare ANALYZE on
+  // PostgreSQL reads every schema of the database.
+  if (database.dialect !== 'postgres') return;
   for (const table of ['projects', 'messages', 'message_events', 'webhook_deliveries', 'webhook_attempts', 'message_counts']) {
     await sql`analyze ${sql.table(table)}`.execute(db);
   }

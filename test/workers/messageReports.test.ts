@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
+import { createProviderInbound } from '../../src/workers/providerReports.ts';
 import { databaseKinds } from '../support/databases.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { createSender, type Sender, sendBody, waitForStatus } from '../support/sending.ts';
@@ -17,8 +19,8 @@ for (const kind of databaseKinds()) {
     });
     after(() => server.close());
 
-    async function sentMessage(): Promise<{ id: string; providerMessageId: string }> {
-      const reply = await server.call('POST', '/v1/messages', { key: sender.key, body: sendBody(sender) });
+    async function sentMessage(to?: string): Promise<{ id: string; providerMessageId: string }> {
+      const reply = await server.call('POST', '/v1/messages', { key: sender.key, body: sendBody(sender, to) });
       assert.equal(reply.status, 202, reply.text);
       const sent = await waitForStatus(server, sender.key, reply.body.id, 'SENT');
       return { id: sent.id, providerMessageId: sent.providerMessageId };
@@ -63,6 +65,23 @@ for (const kind of databaseKinds()) {
       // READ implies DELIVERED; a late DELIVERED and a FAILED after READ change nothing.
       assert.deepEqual(lateResults, ['applied', 'unchanged', 'unchanged']);
       assert.deepEqual(await statuses(late.id), ['QUEUED', 'SENT', 'DELIVERED', 'READ']);
+    });
+
+    it('built without the composition root, suppresses nobody: SVC_AUTO_SUPPRESS is off unless given', async () => {
+      // The reports' use case built from its parts alone, as a second entry point would build it.
+      const { database, notifier } = server.app;
+      const logger = pino({ level: 'silent' });
+      const suppressed = async (number: string) =>
+        (await server.call('GET', `/v1/suppressions/${encodeURIComponent(number)}`, { key: sender.key })).status === 200;
+
+      const unset = await sentMessage('+5511987650001');
+      assert.equal(await createProviderInbound({ database, notifier, logger })(report(unset, 'FAILED')), 'applied');
+      assert.deepEqual(await statuses(unset.id), ['QUEUED', 'SENT', 'FAILED']);
+      assert.equal(await suppressed('+5511987650001'), false);
+
+      const on = await sentMessage('+5511987650002');
+      assert.equal(await createProviderInbound({ database, notifier, logger, autoSuppress: true })(report(on, 'FAILED')), 'applied');
+      assert.equal(await suppressed('+5511987650002'), true);
     });
   });
 }

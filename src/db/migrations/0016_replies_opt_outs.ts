@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 // - message_replies: what a recipient answered to one of the project's messages (a quick-reply tap
 //   or a text in reply to it). A row lives as long as its message: the retention purge deletes it
 //   with its message, and erasure with its project (no foreign key: on PostgreSQL a message's id
-//   alone is not a unique key since 0011). Meta retries a notification until it is
+//   alone is not a unique key since 0014_keyed_by_project). Meta retries a notification until it is
 //   acknowledged: the provider's id of the inbound message is unique per project, so a retry
 //   records nothing twice.
 // - projects.opt_out_keywords / opt_out_enabled: the project's opt-out keywords (JSON array; null:

@@ -1,0 +1,32 @@
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { Provider } from '../providers/provider.ts';
+import type { CostPricing } from '../costs/charges.ts';
+import type { Notifier } from './notifier.ts';
+
+// What the workers and the provider's reports are given by the composition root (app.ts). In a
+// file of their own, so the modules that take them never import the modules that build them.
+
+export interface WorkerDeps {
+  config: Config;
+  database: Database;
+  logger: Logger;
+  metrics: Registry;
+  provider: Provider;
+  notifier: Notifier;
+  encryptionKey: Buffer;
+  /** Prices delivered messages by the rate card (costs/charges.ts); absent: costs are not recorded. */
+  costs?: CostPricing;
+}
+
+export interface ReportDeps {
+  database: Database;
+  notifier: Notifier;
+  logger: Logger;
+  /** SVC_AUTO_SUPPRESS (sending/autoSuppress.ts); off when not given, as documented. */
+  autoSuppress?: boolean;
+  /** Prices delivered messages by the rate card; absent: costs are not recorded. */
+  costs?: CostPricing;
+}
