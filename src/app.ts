@@ -17,6 +17,7 @@ import { createWorkers } from './workers/index.ts';
 import { registerMessageQueueMetrics } from './workers/messageQueueHealth.ts';
 import { Notifier } from './workers/notifier.ts';
 import { createProviderInbound } from './workers/providerReports.ts';
+import { loadRateCard } from './costs/loadRateCard.ts';
 
 export interface AppOptions {
   role?: Role;
@@ -55,7 +56,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const metrics = createMetricsRegistry();
     const notifier = new Notifier(database, logger);
     const provider = createProvider(config, database, notifier, logger);
-    const inbound = createProviderInbound({ database, notifier, logger, autoSuppress: config.autoSuppress });
+    const rateCard = loadRateCard(config.cost);
+    if (rateCard.example) logger.info('costs are priced by the bundled EXAMPLE rate card (not Meta\'s prices): set SVC_RATE_CARD');
+    const costs = { card: rateCard.card, currency: config.cost.currency };
+    const inbound = createProviderInbound({ database, notifier, logger, autoSuppress: config.autoSuppress, costs });
     const keyUsage = new KeyUsageRecorder(database, logger);
     const ctx: HttpContext = {
       config,
@@ -75,7 +79,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     let opsUrl: string | undefined;
     const runsWorkers = role !== 'api';
     const workers = runsWorkers
-      ? createWorkers({ config, database, logger, metrics, provider, notifier, encryptionKey })
+      ? createWorkers({ config, database, logger, metrics, provider, notifier, encryptionKey, costs })
       : [];
 
     return {

@@ -73,6 +73,17 @@ export interface Config {
   readonly batchBodyLimitBytes: number;
   /** How long each kind of data is kept (see README, "Data retention"). */
   readonly retention: RetentionConfig;
+  /** What messages cost (README, "Cost"). */
+  readonly cost: CostConfig;
+}
+
+export interface CostConfig {
+  /** The operator's rate card (CSV); undefined: the bundled example card. */
+  readonly rateCardPath: string | undefined;
+  /** The currency of the WhatsApp Business Accounts (Meta bills a WABA in the one currency it was created with). */
+  readonly currency: string;
+  /** How often each WABA's totals are compared with Meta's pricing_analytics; 0: never. */
+  readonly reconcileIntervalMs: number;
 }
 
 /** Retention periods in milliseconds, and how the purge runs. */
@@ -323,8 +334,20 @@ export function loadConfig(env: Env = process.env, role: Role = 'all'): Config {
     autoSuppress: flag(env, 'SVC_AUTO_SUPPRESS', false),
     batchBodyLimitBytes: integer(env, 'SVC_BATCH_BODY_LIMIT_BYTES', 4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     retention: retention(env),
+    cost: cost(env),
   };
   return deepFreeze(config);
+}
+
+function cost(env: Env): CostConfig {
+  const currency = (read(env, 'SVC_RATE_CARD_CURRENCY') ?? 'USD').toUpperCase();
+  if (!/^[A-Z]{3}$/.test(currency)) throw new ConfigError(`SVC_RATE_CARD_CURRENCY must be an ISO 4217 code such as USD, got "${currency}"`);
+  const reconcile = read(env, 'SVC_COST_RECONCILE_INTERVAL');
+  return {
+    rateCardPath: read(env, 'SVC_RATE_CARD'),
+    currency,
+    reconcileIntervalMs: reconcile === 'off' ? 0 : duration(env, 'SVC_COST_RECONCILE_INTERVAL', '6h', 60_000),
+  };
 }
 
 function deepFreeze<T extends object>(value: T): T {

@@ -560,12 +560,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * How the project sends MARKETING templates
+         * Get the Marketing Messages setting
          * @description A template counts as MARKETING by its latest category (Meta re-categorises templates; svc follows its `template_category_update`), read when the message is dispatched. The API that took each message is its `route`. Other categories always go through Cloud API. The sandbox follows the setting too (its prices say `marketing_lite`).
          */
         get: operations["getMarketingMessagesSetting"];
         /**
-         * Send MARKETING templates through Cloud API or the Marketing Messages API
+         * Update the Marketing Messages setting
          * @description A template counts as MARKETING by its latest category (Meta re-categorises templates; svc follows its `template_category_update`), read when the message is dispatched. The API that took each message is its `route`. Other categories always go through Cloud API. The sandbox follows the setting too (its prices say `marketing_lite`). Applies from the next dispatch; messages already taken by the provider stay as they were.
          */
         put: operations["updateMarketingMessagesSetting"];
@@ -757,6 +757,46 @@ export interface paths {
          * @description Message counts over time. One bucket per hour or day (UTC) in [from, to), oldest first, zero-filled; `from` is rounded down and `to` up to the interval (counts are kept per hour, so a bucket is always whole), and the answer gives both as rounded. A count is the status changes that happened in the bucket: with groupBy=status the messages accepted (QUEUED), sent, delivered, read, failed and canceled then; with groupBy=template or language, the messages accepted then, per template name or language code. At most 31 days at interval=hour and 366 at interval=day (422 invalid_time_range, as is `to` not after `from`). Defaults: interval=day, groupBy=status.
          */
         get: operations["getMessageAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/cost": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get what delivered messages cost
+         * @description The cost of the messages delivered in [from, to) (whole UTC days), priced by the operator’s rate card from the `pricing` Meta reports for each message (README, "Cost"): totals per currency, and groups by `groupBy` — a comma-separated list of day, template, category, market and country (default: day). At most 366 days (422 invalid_time_range, as is `to` not after `from`). Meta’s invoice is the authority: compare with GET /v1/analytics/cost/reconciliation.
+         */
+        get: operations["getCostAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/cost/reconciliation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the reconciliation of costs with Meta’s
+         * @description WhatsApp only. For each UTC day in [from, to) the reconciliation job has checked (every SVC_COST_RECONCILE_INTERVAL, the last 3 days): Meta’s pricing_analytics of the WABA (charged messages delivered, and their cost) beside svc’s counters, and where they differ. Oldest first. Meta’s figures are approximate and its day follows the WABA’s time zone; svc’s, UTC.
+         */
+        get: operations["getCostReconciliation"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1666,6 +1706,19 @@ export interface components {
                  */
                 type: string;
             };
+            /** @description Present with `pricing`: what the message cost by the operator’s rate card (README, "Cost"), priced when it is delivered (Meta charges delivered messages). Null while undelivered, when Meta does not charge it (`pricing.billable` false) or when the rate card has no rate for its market and category. */
+            cost?: {
+                /**
+                 * @description In the currency’s units (at most 6 decimal places).
+                 * @example 0.0118
+                 */
+                amount: number;
+                /**
+                 * @description ISO 4217: the WhatsApp Business Account’s currency.
+                 * @example USD
+                 */
+                currency: string;
+            } | null;
             /** @description Present once the provider held the message for quality assessment (WhatsApp portfolio pacing): true while it is held (status QUEUED), false once released (SENT as usual) or dropped (FAILED, error 132015). */
             held?: boolean;
             /**
@@ -6977,6 +7030,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "mode": "fallback"
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description `off`: every template through Cloud API (`POST /{phone-number-id}/messages`). `fallback`: MARKETING templates through the Marketing Messages API (`POST /{phone-number-id}/marketing_messages`) with `product_policy` `CLOUD_API_FALLBACK`: Meta sends through Cloud API when the business is not onboarded. `strict`: the same with `STRICT`: Meta refuses instead (the message FAILS, e.g. 134102).
@@ -7044,6 +7102,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "mode": "fallback"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description `off`: every template through Cloud API (`POST /{phone-number-id}/messages`). `fallback`: MARKETING templates through the Marketing Messages API (`POST /{phone-number-id}/marketing_messages`) with `product_policy` `CLOUD_API_FALLBACK`: Meta sends through Cloud API when the business is not onboarded. `strict`: the same with `STRICT`: Meta refuses instead (the message FAILS, e.g. 134102).
@@ -7064,6 +7127,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "mode": "fallback"
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description `off`: every template through Cloud API (`POST /{phone-number-id}/messages`). `fallback`: MARKETING templates through the Marketing Messages API (`POST /{phone-number-id}/marketing_messages`) with `product_policy` `CLOUD_API_FALLBACK`: Meta sends through Cloud API when the business is not onboarded. `strict`: the same with `STRICT`: Meta refuses instead (the message FAILS, e.g. 134102).
@@ -8719,6 +8787,434 @@ export interface operations {
                             };
                         }[];
                     };
+                };
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description invalid_time_range */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "invalid_time_range",
+                     *       "detail": "since must be at most 7 days ago.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCostAnalytics: {
+        parameters: {
+            query: {
+                /** @description Start (inclusive), rounded down to its UTC day. */
+                from: string;
+                /** @description End (exclusive), rounded up to a UTC day. */
+                to: string;
+                groupBy?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2026-11-01T00:00:00.000Z",
+                     *       "to": "2026-12-01T00:00:00.000Z",
+                     *       "groupBy": [
+                     *         "market",
+                     *         "category"
+                     *       ],
+                     *       "totals": [
+                     *         {
+                     *           "currency": "USD",
+                     *           "amount": 61.4375,
+                     *           "charged": 1912,
+                     *           "free": 344,
+                     *           "unpriced": 0
+                     *         }
+                     *       ],
+                     *       "groups": [
+                     *         {
+                     *           "market": "Brazil",
+                     *           "category": "marketing",
+                     *           "currency": "USD",
+                     *           "amount": 37.5,
+                     *           "charged": 600,
+                     *           "free": 0,
+                     *           "unpriced": 0
+                     *         },
+                     *         {
+                     *           "market": "Brazil",
+                     *           "category": "utility",
+                     *           "currency": "USD",
+                     *           "amount": 9.6,
+                     *           "charged": 1200,
+                     *           "free": 344,
+                     *           "unpriced": 0
+                     *         },
+                     *         {
+                     *           "market": "Mexico",
+                     *           "category": "authentication",
+                     *           "currency": "USD",
+                     *           "amount": 14.3375,
+                     *           "charged": 112,
+                     *           "free": 0,
+                     *           "unpriced": 0
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        from: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        to: string;
+                        groupBy: string[];
+                        /** @description The whole range, one entry per currency. */
+                        totals: {
+                            /**
+                             * @description ISO 4217. Amounts in different currencies are never added together.
+                             * @example USD
+                             */
+                            currency: string;
+                            /** @description What the charged messages cost, in the currency’s units (6 decimal places at most). */
+                            amount: number;
+                            /** @description Delivered messages Meta charges for, priced by the rate card. */
+                            charged: number;
+                            /** @description Delivered messages Meta does not charge for (`pricing.billable` false). */
+                            free: number;
+                            /** @description Charged messages the rate card has no rate for (not in `amount`). */
+                            unpriced: number;
+                        }[];
+                        /** @description One entry per combination of the groupBy keys seen in the range (and currency), in key order. */
+                        groups: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T10:00:00.000Z
+                             */
+                            day?: string;
+                            template?: string;
+                            /** @description Meta’s pricing category: marketing, utility, authentication, … */
+                            category?: string;
+                            /** @description The rate card’s market of the recipient: a country or a region (“Rest of Africa”, “Other”). */
+                            market?: string;
+                            /** @description The recipient’s country (ISO 3166); empty when unknown (a business-scoped user id). */
+                            country?: string;
+                            /**
+                             * @description ISO 4217. Amounts in different currencies are never added together.
+                             * @example USD
+                             */
+                            currency: string;
+                            /** @description What the charged messages cost, in the currency’s units (6 decimal places at most). */
+                            amount: number;
+                            /** @description Delivered messages Meta charges for, priced by the rate card. */
+                            charged: number;
+                            /** @description Delivered messages Meta does not charge for (`pricing.billable` false). */
+                            free: number;
+                            /** @description Charged messages the rate card has no rate for (not in `amount`). */
+                            unpriced: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "code": "validation_failed",
+                     *       "detail": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918).",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd",
+                     *       "errors": [
+                     *         {
+                     *           "field": "/to",
+                     *           "code": "invalid_phone",
+                     *           "message": "/to must be E.164: a + then the country code and number, 8 to 15 digits (e.g. +5511987654321), or a WhatsApp business-scoped user id (e.g. US.13491208655302741918)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "detail": "The API key is unknown or revoked.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description invalid_time_range */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "code": "invalid_time_range",
+                     *       "detail": "since must be at most 7 days ago.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "code": "internal_error",
+                     *       "detail": "Something went wrong on our side; quote the requestId.",
+                     *       "requestId": "req_Xq3v9Zt0bq2mWcRd"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCostReconciliation: {
+        parameters: {
+            query: {
+                /** @description Start (inclusive), rounded down to its UTC day. */
+                from: string;
+                /** @description End (exclusive), rounded up to a UTC day. */
+                to: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "day": "2026-11-20T00:00:00.000Z",
+                     *         "checkedAt": "2026-11-22T06:00:00.000Z",
+                     *         "currency": "USD",
+                     *         "meta": {
+                     *           "messages": 412,
+                     *           "amount": 9.8125
+                     *         },
+                     *         "svc": {
+                     *           "messages": 412,
+                     *           "amount": 9.8125
+                     *         },
+                     *         "matches": true,
+                     *         "differences": []
+                     *       },
+                     *       {
+                     *         "day": "2026-11-21T00:00:00.000Z",
+                     *         "checkedAt": "2026-11-22T06:00:00.000Z",
+                     *         "currency": "USD",
+                     *         "meta": {
+                     *           "messages": 388,
+                     *           "amount": 9.3
+                     *         },
+                     *         "svc": {
+                     *           "messages": 387,
+                     *           "amount": 9.2375
+                     *         },
+                     *         "matches": false,
+                     *         "differences": [
+                     *           {
+                     *             "category": "marketing",
+                     *             "country": "BR",
+                     *             "metaMessages": 101,
+                     *             "svcMessages": 100,
+                     *             "metaAmount": 6.3125,
+                     *             "svcAmount": 6.25
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        day: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        checkedAt: string;
+                        currency: string;
+                        /** @description Meta’s pricing_analytics: charged (REGULAR) messages delivered that day and their cost. */
+                        meta: {
+                            messages: number;
+                            amount: number;
+                        };
+                        /** @description svc’s counters for the same day. */
+                        svc: {
+                            messages: number;
+                            amount: number;
+                        };
+                        matches: boolean;
+                        /** @description Each category and country where the two disagree (messages, or amount by more than 0.01). */
+                        differences: {
+                            category: string;
+                            country: string;
+                            metaMessages: number;
+                            svcMessages: number;
+                            metaAmount: number;
+                            svcAmount: number;
+                        }[];
+                    }[];
                 };
             };
             /** @description validation_failed */

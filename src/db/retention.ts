@@ -26,7 +26,8 @@ export type PurgedKind =
   | 'batches'
   | 'message_counts'
   | 'message_counts_rolled_up'
-  | 'recipient_links';
+  | 'recipient_links'
+  | 'message_costs';
 
 export interface Step {
   /** Rows of the kind deleted. */

@@ -138,6 +138,8 @@ export interface MessagesTable {
   recipient_user_id?: string | null;
   /** The recipient's phone (E.164) when the provider named it for a message sent to a BSUID. */
   recipient_phone?: string | null;
+  /** JSON { amount, currency }: what its delivery cost by the rate card; null when free, undelivered or unpriced. */
+  cost?: string | null;
 }
 
 /**
@@ -266,6 +268,34 @@ export interface MessageCountsTable {
   count: number;
 }
 
+/** Delivered messages' cost per UTC day (epoch ms of its start), template, category, country, market and currency. */
+export interface MessageCostsTable {
+  project_id: string;
+  day: number;
+  template: string;
+  category: string;
+  country: string;
+  market: string;
+  currency: string;
+  charged: number;
+  amount_micros: number;
+  free: number;
+  unpriced: number;
+}
+
+/** Meta's pricing_analytics totals of a UTC day beside svc's, with the differences (JSON). */
+export interface CostReconciliationsTable {
+  project_id: string;
+  day: number;
+  checked_at: number;
+  currency: string;
+  meta_messages: number;
+  meta_amount_micros: number;
+  svc_messages: number;
+  svc_amount_micros: number;
+  differences: string;
+}
+
 export interface WebhookAttemptsTable {
   id: string;
   delivery_id: string;
@@ -360,6 +390,8 @@ export interface Tables {
   webhook_attempts: WebhookAttemptsTable;
   webhook_endpoints: WebhookEndpointsTable;
   message_counts: MessageCountsTable;
+  message_costs: MessageCostsTable;
+  cost_reconciliations: CostReconciliationsTable;
   sandbox_submissions: SandboxSubmissionsTable;
   sandbox_reports: SandboxReportsTable;
   send_rate_windows: SendRateWindowsTable;

@@ -68,6 +68,14 @@ export const PricingView = Type.Object(
   { description: 'What the provider says the message costs (WhatsApp: the `pricing` of its status webhooks); absent until it says.' },
 );
 
+export const CostView = Type.Object(
+  {
+    amount: Type.Number({ description: 'In the currency’s units (at most 6 decimal places).', examples: [0.0118] }),
+    currency: Type.String({ description: 'ISO 4217: the WhatsApp Business Account’s currency.', examples: ['USD'] }),
+  },
+  { description: 'What the delivery cost by the operator’s rate card.' },
+);
+
 const NullableTimestamp = (description?: string) =>
   Type.Union([Timestamp, Type.Null()], description === undefined ? {} : { description });
 
@@ -104,6 +112,14 @@ export const MessageView = Type.Object({
     },
   ),
   pricing: Type.Optional(PricingView),
+  cost: Type.Optional(
+    Type.Union([CostView, Type.Null()], {
+      description:
+        'Present with `pricing`: what the message cost by the operator’s rate card (README, "Cost"), priced when it ' +
+        'is delivered (Meta charges delivered messages). Null while undelivered, when Meta does not charge it ' +
+        '(`pricing.billable` false) or when the rate card has no rate for its market and category.',
+    }),
+  ),
   held: Type.Optional(
     Type.Boolean({
       description:
@@ -154,7 +170,10 @@ export function messageView(row: MessageViewRow) {
     variables: JSON.parse(row.variables) as Record<string, string>,
     ...(row.header_variables !== null && { headerVariables: JSON.parse(row.header_variables) }),
     content: JSON.parse(row.rendered) as Static<typeof MessageView>['content'],
-    ...(typeof row.pricing === 'string' && { pricing: JSON.parse(row.pricing) as MessagePricing }),
+    ...(typeof row.pricing === 'string' && {
+      pricing: JSON.parse(row.pricing) as MessagePricing,
+      cost: typeof row.cost === 'string' ? (JSON.parse(row.cost) as Static<typeof CostView>) : null,
+    }),
     ...(typeof row.held_at === 'number' && { held: row.status === 'QUEUED', heldAt: iso(row.held_at) }),
     ...(typeof row.send_route === 'string' && { route: row.send_route as 'cloud_api' | 'marketing_messages' }),
     ...(typeof row.recipient_user_id === 'string' && { recipientUserId: row.recipient_user_id }),
@@ -212,7 +231,7 @@ export function messageJson(row: MessageViewRow): string {
     `"variables":${row.variables},"content":${contentJson(row.rendered)}` +
     (row.status === 'FAILED' && row.error !== null ? `,"error":${providerErrorJson(row.error)}` : '') +
     (row.header_variables !== null ? `,"headerVariables":${row.header_variables}` : '') +
-    (typeof row.pricing === 'string' ? `,"pricing":${pricingJson(row.pricing)}` : '') +
+    (typeof row.pricing === 'string' ? `,"pricing":${pricingJson(row.pricing)},"cost":${costJson(row.cost)}` : '') +
     (typeof row.held_at === 'number' ? `,"held":${row.status === 'QUEUED'},"heldAt":${isoJson(row.held_at)}` : '') +
     (typeof row.send_route === 'string' ? `,"route":${json(row.send_route)}` : '') +
     (typeof row.recipient_user_id === 'string' ? `,"recipientUserId":${json(row.recipient_user_id)}` : '') +
@@ -228,6 +247,13 @@ function pricingJson(stored: string): string {
     `{"billable":${pricing.billable === true},"pricingModel":${JSON.stringify(String(pricing.pricingModel))},` +
     `"category":${JSON.stringify(String(pricing.category))},"type":${JSON.stringify(String(pricing.type))}}`
   );
+}
+
+/** A stored cost as the schema serialises it (svc wrote it, from the rate card). */
+function costJson(stored: string | null | undefined): string {
+  if (typeof stored !== 'string') return 'null';
+  const cost = JSON.parse(stored) as Static<typeof CostView>;
+  return `{"amount":${Number(cost.amount)},"currency":${JSON.stringify(String(cost.currency))}}`;
 }
 
 /**

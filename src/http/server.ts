@@ -24,6 +24,7 @@ import { webhookSecretRoutes } from './routes/webhookSecret.ts';
 import { webhookDeliveryRoutes } from './routes/webhookDeliveries.ts';
 import { webhookEndpointRoutes } from './routes/webhookEndpoints.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
+import { analyticsCostRoutes } from './routes/analyticsCost.ts';
 import { whatsappWebhookRoutes } from './routes/whatsappWebhook.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { decoratePublicUrl } from './publicUrl.ts';
@@ -201,6 +202,7 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
   await app.register(async (scope) => webhookDeliveryRoutes(scope, ctx));
   await app.register(async (scope) => webhookEndpointRoutes(scope, ctx));
   await app.register(async (scope) => analyticsRoutes(scope, ctx));
+  await app.register(async (scope) => analyticsCostRoutes(scope, ctx));
   await app.register(async (scope) => eventRoutes(scope, ctx));
   await app.register(async (scope) => whatsappWebhookRoutes(scope, ctx));
   await app.register(consoleRoutes);

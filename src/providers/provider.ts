@@ -198,6 +198,29 @@ export type SendOutcome =
   | { kind: 'transient'; error: ProviderError; retryAfterMs?: number }
   | { kind: 'permanent'; error: ProviderError };
 
+export interface PricingAnalyticsQuery {
+  credentials: ProviderCredentials;
+  businessAccountId: string;
+  /** Epoch ms, [from, to). */
+  from: number;
+  to: number;
+}
+
+/** One of Meta's daily pricing_analytics data points (cost in the WABA's currency). */
+export interface PricingAnalyticsPoint {
+  start: number;
+  end: number;
+  country: string;
+  pricingType: string;
+  pricingCategory: string;
+  volume: number;
+  cost: number;
+}
+
+export type PricingAnalyticsResult =
+  | { kind: 'ok'; points: PricingAnalyticsPoint[] }
+  | { kind: 'unavailable' | 'refused'; error: ProviderError };
+
 /** What the customer must do before the provider works fully, with a stable code. */
 export interface AccountProblem {
   code: string;
@@ -313,4 +336,6 @@ export interface Provider {
   /** Starts reporting (the sandbox's timers); reports go to `inbound`. Worker processes only. */
   start(inbound: ProviderInbound): void;
   stop(): Promise<void>;
+  /** What the provider itself says the account was charged (WhatsApp: pricing_analytics); absent when it cannot say. */
+  pricingAnalytics?(query: PricingAnalyticsQuery): Promise<PricingAnalyticsResult>;
 }

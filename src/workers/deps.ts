@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Provider } from '../providers/provider.ts';
 import type { DropBurstWatch } from './heldMessages.ts';
+import type { CostPricing } from '../costs/charges.ts';
 import type { Notifier } from './notifier.ts';
 
 // What the workers and the provider's reports are given by the composition root (app.ts). In a
@@ -17,6 +18,8 @@ export interface WorkerDeps {
   provider: Provider;
   notifier: Notifier;
   encryptionKey: Buffer;
+  /** Prices delivered messages by the rate card (costs/charges.ts); absent: costs are not recorded. */
+  costs?: CostPricing;
 }
 
 export interface ReportDeps {
@@ -27,4 +30,6 @@ export interface ReportDeps {
   autoSuppress?: boolean;
   /** Watches 132015 failures for bursts (tests give one with their own clock); default: one per inbound. */
   dropBurstWatch?: DropBurstWatch;
+  /** Prices delivered messages by the rate card; absent: costs are not recorded. */
+  costs?: CostPricing;
 }

@@ -1,4 +1,6 @@
+import { type CostPricing, chargeUpdate } from '../costs/charges.ts';
 import type { Database, Db } from '../db/database.ts';
+import { addCosts, type CostDelta } from '../db/messageCosts.ts';
 import { GroupCommitter } from '../db/groupCommit.ts';
 import { lockMessages, type MessageRow } from '../db/messages.ts';
 import { withJitter } from '../domain/durations.ts';
@@ -24,10 +26,12 @@ export class OutcomeRecorder {
   readonly #recording: StatusRecording;
   readonly #retryScheduleMs: readonly number[];
   readonly #committer: GroupCommitter<Submitted, boolean>;
+  readonly #costs: CostPricing | undefined;
 
-  constructor(database: Database, recording: StatusRecording, retryScheduleMs: readonly number[]) {
+  constructor(database: Database, recording: StatusRecording, retryScheduleMs: readonly number[], costs?: CostPricing) {
     this.#database = database;
     this.#recording = recording;
+    this.#costs = costs;
     this.#retryScheduleMs = retryScheduleMs;
     // Synced: an outcome lost with the machine would be a message sent twice to a person, and the
     // duplicate window must stay "between the provider's acceptance and our commit".
@@ -50,6 +54,7 @@ export class OutcomeRecorder {
     );
     const changes: StatusChange[] = [];
     const updates: MessageUpdate[] = [];
+    const costs: CostDelta[] = [];
     for (const { message: submitted, outcome } of items) {
       const message = current.get(submitted.id);
       if (!message) continue;
@@ -86,9 +91,22 @@ export class OutcomeRecorder {
             alsoSet: { attempts, ...pricing, ...route },
           });
         } else {
+          // Its delivery was reported first (the sandbox's report can overtake this commit): the
+          // pricing that comes now makes it charged (costs/charges.ts, whichever comes last).
+          const charge =
+            this.#costs && pricing.pricing !== undefined
+              ? chargeUpdate(this.#costs, message, { pricing: pricing.pricing, deliveredAt: message.delivered_at })
+              : undefined;
+          if (charge) costs.push(...charge.deltas);
           updates.push({
             id: message.id,
-            changes: { attempts, provider_message_id: message.provider_message_id ?? outcome.providerMessageId, ...pricing, ...route },
+            changes: {
+              attempts,
+              provider_message_id: message.provider_message_id ?? outcome.providerMessageId,
+              ...pricing,
+              ...route,
+              ...(charge?.cost !== undefined && { cost: charge.cost }),
+            },
           });
         }
         continue;
@@ -105,6 +123,7 @@ export class OutcomeRecorder {
       changes.push({ message, transitions: ['FAILED'], occurredAt: now, error: outcome.error, alsoSet: { attempts } });
     }
     const webhooks = await recordStatusChanges(trx, this.#recording, changes, now, updates);
+    await addCosts(trx, costs);
     return items.map(() => webhooks);
   }
 }

@@ -115,7 +115,12 @@ export class Dispatcher {
   constructor(deps: WorkerDeps, gate: SendRateGate, options: DispatcherOptions) {
     this.#deps = deps;
     this.#gate = gate;
-    this.#recorder = new OutcomeRecorder(deps.database, { dialect: deps.database.dialect, notifier: deps.notifier, autoSuppress: deps.config.autoSuppress }, deps.config.sendRetryScheduleMs);
+    this.#recorder = new OutcomeRecorder(
+      deps.database,
+      { dialect: deps.database.dialect, notifier: deps.notifier, autoSuppress: deps.config.autoSuppress },
+      deps.config.sendRetryScheduleMs,
+      deps.costs,
+    );
     this.#maxInFlight = options.maxInFlight;
     this.#lookaheadMs = options.lookaheadMs ?? 1000;
     this.#claimLimit = options.claimLimit ?? 100;

@@ -1,6 +1,7 @@
 import type { WorkerDeps } from './deps.ts';
 import { WorkerLoop } from './loop.ts';
 import { Dispatcher } from './dispatcher.ts';
+import { createCostReconciliationJob } from './costReconciliation.ts';
 import { createMaintenanceJob } from './maintenance.ts';
 import { createProviderAccountJob } from './providerAccounts.ts';
 import { createRetentionJob } from './retention.ts';
@@ -36,5 +37,8 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
   notifier.on('accounts', () => providerAccounts.wake());
   // Data past its retention, beside the maintenance job (same processes, its own loop and pace).
   const retention = new WorkerLoop(createRetentionJob(deps), logger, { pollMs: 60_000 });
-  return [dispatch, maintenance, templateReview, webhooks, providerAccounts, retention];
+  // What Meta says each WABA was charged, beside svc's counts (WhatsApp only).
+  const costJob = createCostReconciliationJob(deps);
+  const costReconciliation = costJob ? [new WorkerLoop(costJob, logger, { pollMs: 3_600_000 })] : [];
+  return [dispatch, maintenance, templateReview, webhooks, providerAccounts, retention, ...costReconciliation];
 }

@@ -1,4 +1,6 @@
+import { chargeUpdate } from '../costs/charges.ts';
 import type { Db } from '../db/database.ts';
+import { addCosts, type CostDelta } from '../db/messageCosts.ts';
 import { GroupCommitter } from '../db/groupCommit.ts';
 import type { MessageRow } from '../db/messages.ts';
 import { findProject, projectsSendingFrom } from '../db/projects.ts';
@@ -97,6 +99,7 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
     const changes: StatusChange[] = [];
     const updates: MessageUpdate[] = [];
     const links: { projectId: string; a: string; b: string }[] = [];
+    const costs: CostDelta[] = [];
     const changed: number[] = [];
     const inThisPass = new Set<string>();
     const later: typeof pending = [];
@@ -123,9 +126,20 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
       links.push(...learned.links.map(([a, b]) => ({ projectId: message.project_id, a, b })));
       const newColumns = { ...(pricing !== undefined && pricing !== message.pricing && { pricing }), ...learned.columns };
       const newPricing = Object.keys(newColumns).length > 0 ? newColumns : undefined;
+      const occurredAt = reportedTime(report.occurredAt, { notBefore: message.queued_at, now });
+      // What its delivery costs, once it is both delivered and priced (costs/charges.ts). The
+      // delivery time as recordStatusChanges will record it: never before an earlier status.
+      const deliveredAt =
+        message.delivered_at ??
+        (transitions.includes('DELIVERED')
+          ? Math.max(occurredAt, message.queued_at, message.sent_at ?? 0, message.read_at ?? 0)
+          : null);
+      const charge = deps.costs && chargeUpdate(deps.costs, message, { pricing: pricing ?? message.pricing ?? null, deliveredAt });
+      if (charge) costs.push(...charge.deltas);
+      const newCost = charge?.cost !== undefined ? { cost: charge.cost } : undefined;
       if (transitions.length === 0) {
         if (newPricing) {
-          updates.push({ id: message.id, changes: { ...newPricing, updated_at: now } });
+          updates.push({ id: message.id, changes: { ...newPricing, ...newCost, updated_at: now } });
           results[index] = 'applied';
         } else {
           results[index] = 'unchanged';
@@ -136,10 +150,10 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
       changes.push({
         message,
         transitions,
-        occurredAt: reportedTime(report.occurredAt, { notBefore: message.queued_at, now }),
+        occurredAt,
         providerMessageId: report.providerMessageId,
         ...(report.error && { error: report.error }),
-        ...(newPricing && { alsoSet: newPricing }),
+        ...((newPricing || newCost) && { alsoSet: { ...newPricing, ...newCost } }),
       });
       changed.push(index);
     }
@@ -147,6 +161,7 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
     // In one order across transactions (see linkIdentities).
     links.sort((x, y) => (x.projectId + x.a + x.b < y.projectId + y.a + y.b ? -1 : 1));
     for (const { projectId, a, b } of links.splice(0)) await linkIdentities(trx, projectId, a, b, 'status', now);
+    await addCosts(trx, costs);
     for (const index of changed) results[index] = enqueued ? 'webhooks' : 'applied';
     pending = later;
   }

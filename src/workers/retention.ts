@@ -24,6 +24,7 @@ import {
   takePurgeLease,
 } from '../db/retention.ts';
 import { deleteStaleLinks } from '../db/recipientLinks.ts';
+import { expireCosts } from '../db/messageCosts.ts';
 import type { WorkerDeps } from './deps.ts';
 import type { Job } from './loop.ts';
 
@@ -37,6 +38,7 @@ export interface RecordedStep {
     | 'sandbox_submissions'
     | 'recipient_links'
     | 'message_counts'
+    | 'message_costs'
     | 'vacuum';
   projectId?: string;
   deleted: PurgedCounts;
@@ -177,6 +179,12 @@ export function startPurgeRun(
           if ((result.deleted.message_counts ?? 0) + (result.deleted.message_counts_rolled_up ?? 0) > 0) {
             yield { pass: 'message_counts', projectId, deleted: result.deleted, scanned: 0 };
           }
+        }
+        // Cost counters and reconciliations: as long as the message counters.
+        for (let more = true; more; ) {
+          const expired = await unsynced((db) => db.transaction().execute((trx) => expireCosts(trx, projectId, window.expireBefore, limit)));
+          more = expired.more;
+          if (expired.deleted > 0) yield { pass: 'message_costs', projectId, deleted: { message_costs: expired.deleted }, scanned: 0 };
         }
       }
       if (projects.length < PROJECTS_PER_COUNTS_STEP) break;

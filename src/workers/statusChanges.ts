@@ -32,7 +32,7 @@ export interface StatusChange {
   providerMessageId?: string;
   error?: ProviderError;
   /** Other columns to set in the same update (the dispatcher's attempt count, Meta's pricing). */
-  alsoSet?: { attempts?: number; pricing?: string; send_route?: string; recipient_user_id?: string; recipient_phone?: string };
+  alsoSet?: { attempts?: number; pricing?: string; send_route?: string; recipient_user_id?: string; recipient_phone?: string; cost?: string | null };
 }
 
 /** A message update that is not a status change (the dispatcher's attempt count, a retry time). */

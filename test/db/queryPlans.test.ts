@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { claimProjectHeads, queuedProjectsAfter } from '../../src/db/claims.ts';
 import { listEventsAfter } from '../../src/db/events.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { readHourlyCounts } from '../../src/db/messageCounts.ts';
+import { readCosts } from '../../src/db/messageCosts.ts';
+import { listReconciliations } from '../../src/db/costReconciliations.ts';
 import { listMessageEvents, listMessages, type MessageFilter, type MessageRow } from '../../src/db/messages.ts';
 import { claimWebhookDeliveries, type DeliveryFilter, listDeliveriesForMessage, listWebhookDeliveries } from '../../src/db/webhookDeliveries.ts';
-import { sql } from 'kysely';
 import { currentTemplateCategories } from '../../src/db/marketingMessages.ts';
 import { deleteStaleLinks, linkedIdentities } from '../../src/db/recipientLinks.ts';
 import { createTestDatabase, databaseKinds } from '../support/databases.ts';
@@ -25,7 +27,7 @@ const SHAPE = { projects: 10, messages: 20_000, oldTenantMessages: 2_000, delive
 const AN_OLD_MESSAGE = bulkMessageId(1_900);
 const AN_OLD_DELIVERY = bulkDeliveryId(1_900, 2);
 const timeOf = (n: number) => BULK_START + n * BULK_SPACING_MS;
-const BIG_TABLES = ['messages', 'message_events', 'webhook_deliveries', 'webhook_attempts', 'message_counts'];
+const BIG_TABLES = ['messages', 'message_events', 'webhook_deliveries', 'webhook_attempts', 'message_counts', 'message_costs'];
 
 /** Asserts the statement reads `table` through one of `indexes`, in order (no sort), and never scans a big table. */
 function assertWalks(
@@ -251,6 +253,29 @@ for (const kind of databaseKinds()) {
         readHourlyCounts(db, database.dialect, OLD_TENANT, { from: timeOf(100), to: timeOf(600), by: 'status' }),
       );
       assertWalks(read!, 'message_counts', ['message_counts_pk', 'sqlite_autoindex_message_counts_1'], { sorted: true, bitmap: true });
+    });
+
+    it('GET /v1/analytics/cost: the project’s cost counters of the range’s days, and its reconciliations', async () => {
+      // Cost counters of every tenant over ~2 years of days: one row per message's day, template,
+      // category and country (the bulk messages stand in for deliveries).
+      const DAY = 86_400_000;
+      await sql`insert into message_costs (project_id, day, template, category, country, market, currency, charged, amount_micros, free, unpriced)
+        select project_id, ((queued_at / 600000) % 700) * ${DAY}, template_name,
+          case when length(id) % 2 = 0 then 'marketing' else 'utility' end, 'BR', 'Brazil', 'USD', count(*), count(*) * 62500, 0, 0
+        from messages group by 1, 2, 3, 4`.execute(database.db);
+      await sql`insert into cost_reconciliations (project_id, day, checked_at, currency, meta_messages, meta_amount_micros, svc_messages, svc_amount_micros, differences)
+        select distinct project_id, day, 0, 'USD', 0, 0, 0, 0, '[]' from message_costs`.execute(database.db);
+      await sql`analyze message_costs`.execute(database.db);
+      await sql`analyze cost_reconciliations`.execute(database.db);
+      const [rows] = await sql<{ n: number | string }>`select count(*) as n from message_costs`.execute(database.db).then((r) => r.rows);
+      assert.ok(Number(rows!.n) >= 7_000, `a big counter table (${rows!.n} rows)`);
+      const range = { from: 100 * DAY, to: 131 * DAY };
+      for (const by of [['day'], ['market', 'category'], ['day', 'template', 'category', 'market', 'country']] as const) {
+        const [read] = await one((db) => readCosts(db, OLD_TENANT, { ...range, by }));
+        assertWalks(read!, 'message_costs', ['message_costs_pk', 'sqlite_autoindex_message_costs_1'], { sorted: true, bitmap: true });
+      }
+      const [reconciled] = await one((db) => listReconciliations(db, OLD_TENANT, range));
+      assertWalks(reconciled!, 'cost_reconciliations', ['cost_reconciliations_pk', 'sqlite_autoindex_cost_reconciliations_1'], { bitmap: true });
     });
   });
 }

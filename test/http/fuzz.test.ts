@@ -355,6 +355,29 @@ const ENDPOINTS: Endpoint[] = [
       { requiredKeys: [] },
     ),
   },
+  {
+    method: 'GET',
+    path: '/v1/analytics/cost',
+    query: fc.record(
+      {
+        from: maybe(fc.constantFrom('2026-03-01T00:00:00Z', '2026-03-01T10:30:00.000Z', 'soon')),
+        to: maybe(fc.constantFrom('2026-03-02T00:00:00Z', '2026-02-01T00:00:00Z', '2028-03-01T00:00:00Z')),
+        groupBy: maybe(fc.constantFrom('day', 'market,category', 'day,template,category,market,country', 'status', 'day,,x', "day'--")),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  {
+    method: 'GET',
+    path: '/v1/analytics/cost/reconciliation',
+    query: fc.record(
+      {
+        from: maybe(fc.constantFrom('2026-03-01T00:00:00Z', '2026-03-01T10:30:00.000Z')),
+        to: maybe(fc.constantFrom('2026-03-02T00:00:00Z', '2026-02-01T00:00:00Z', '2028-03-01T00:00:00Z')),
+      },
+      { requiredKeys: [] },
+    ),
+  },
 ];
 
 const WHATSAPP_ENDPOINTS: Endpoint[] = [

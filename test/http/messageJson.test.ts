@@ -67,6 +67,25 @@ describe('a message as JSON', () => {
     // The API that took it and the recipient's other identity (issue 23).
     { ...queued[0]!, status: 'SENT', send_route: 'marketing_messages', recipient_user_id: 'US.13491208655302741918' },
     { ...queued[1]!, recipient: 'US.ENT.1181579921', status: 'DELIVERED', send_route: 'cloud_api', recipient_phone: '+5511987654321' },
+    // Priced by Meta: not delivered yet (cost null), delivered and charged, delivered free.
+    { ...queued[0]!, status: 'SENT', sent_at: 1, pricing: JSON.stringify({ billable: true, pricingModel: 'PMP', category: 'marketing', type: 'regular' }) },
+    {
+      ...queued[1]!,
+      status: 'DELIVERED',
+      sent_at: 1,
+      delivered_at: 2,
+      pricing: JSON.stringify({ billable: true, pricingModel: 'PMP', category: 'authentication-international', type: 'regular' }),
+      cost: JSON.stringify({ amount: 0.0625, currency: 'USD' }),
+    },
+    {
+      ...queued[2]!,
+      status: 'READ',
+      delivered_at: 2,
+      read_at: 3,
+      pricing: JSON.stringify({ billable: false, pricingModel: 'PMP', category: 'utility', type: 'free_customer_service' }),
+      cost: null,
+      held_at: 1,
+    },
   ];
 
   for (const [index, row] of [...queued, ...later].entries()) {
@@ -75,6 +94,15 @@ describe('a message as JSON', () => {
       assert.deepEqual(JSON.parse(messageJson(row)), JSON.parse(serialise(messageView(row))));
     });
   }
+
+  it('shows cost beside pricing, and neither before Meta priced the message', () => {
+    const [unpriced, undelivered, charged, free] = [queued[0]!, ...later.slice(6)].map((row) => JSON.parse(messageJson(row)));
+    assert.ok(!('pricing' in unpriced) && !('cost' in unpriced));
+    assert.equal(undelivered.pricing.category, 'marketing');
+    assert.equal(undelivered.cost, null);
+    assert.deepEqual(charged.cost, { amount: 0.0625, currency: 'USD' });
+    assert.equal(free.cost, null);
+  });
 
   it('the 202 of a queued message is the same bytes', () => {
     for (const row of queued) assert.equal(acceptedMessageJson(row), JSON.stringify(messageView(row)));

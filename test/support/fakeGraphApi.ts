@@ -90,7 +90,41 @@ export type FakeRoute =
   | 'delete_template'
   | 'get_template'
   | 'upload_session'
-  | 'upload';
+  | 'upload'
+  | 'pricing_analytics';
+
+/**
+ * A data point of `pricing_analytics` (Meta's analytics reference): messages delivered in
+ * [start, end) of one country, pricing type and category, and what they cost in the WABA's
+ * currency. `tier` is present on charged utility and authentication points (0:MAX on marketing).
+ */
+export interface FakePricingPoint {
+  start: number;
+  end: number;
+  country: string;
+  pricing_type: 'REGULAR' | 'FREE_CUSTOMER_SERVICE' | 'FREE_ENTRY_POINT';
+  pricing_category: string;
+  volume: number;
+  cost: number;
+  tier?: string;
+  phone_number?: string;
+}
+
+/** `pricing_analytics.start(…).end(…).granularity(…)[.dimensions(…)]`: the filters, or why they are refused. */
+function pricingAnalyticsFilters(fields: string): { start: number; end: number; granularity: string; dimensions: string[] } | string {
+  const filter = (name: string) => new RegExp(`\\.${name}\\(([^)]*)\\)`).exec(fields)?.[1];
+  const start = Number(filter('start'));
+  const end = Number(filter('end'));
+  const granularity = filter('granularity');
+  if (!Number.isInteger(start) || !Number.isInteger(end) || filter('start') === undefined || filter('end') === undefined) {
+    return 'pricing_analytics requires start and end (UNIX timestamps)';
+  }
+  if (granularity === undefined || !['DAILY', 'HALF_HOUR', 'MONTHLY'].includes(granularity)) {
+    return 'pricing_analytics requires granularity DAILY, HALF_HOUR or MONTHLY';
+  }
+  const dimensions = (filter('dimensions') ?? '').replace(/[[\]"\s]/g, '').split(',').filter(Boolean);
+  return { start, end, granularity, dimensions };
+}
 
 const MANAGEMENT = 'whatsapp_business_management';
 const MESSAGING = 'whatsapp_business_messaging';
@@ -197,6 +231,27 @@ export class FakeGraphApi {
   readonly syncingTemplates = new Set<string>();
   /** Wamids of messages the Marketing Messages API sent (their statuses would say marketing_lite); the rest went by Cloud API. */
   readonly marketingLite = new Set<string>();
+
+  /** What Meta's pricing_analytics says each WABA was charged (tests fill it, as Meta's billing would). */
+  readonly pricing = new Map<string, FakePricingPoint[]>();
+
+  /**
+   * GET /{waba-id}?fields=pricing_analytics…: the WABA's data points starting in [start, end),
+   * newest first as Meta lists them, in one `data` entry; without the TIER dimension, no `tier`.
+   */
+  #pricingAnalytics(waba: string, fields: string): FakeAnswer {
+    const filters = pricingAnalyticsFilters(fields);
+    if (typeof filters === 'string') return graphError(400, 100, 'Invalid parameter', filters);
+    const points = (this.pricing.get(waba) ?? [])
+      .filter((point) => point.start >= filters.start && point.start < filters.end)
+      .sort((a, b) => b.start - a.start)
+      .map(({ tier, phone_number, ...point }) => ({
+        ...point,
+        ...(filters.dimensions.includes('TIER') && tier !== undefined && { tier }),
+        ...(filters.dimensions.includes('PHONE') && phone_number !== undefined && { phone_number }),
+      }));
+    return { status: 200, body: { pricing_analytics: { data: [{ data_points: points }] }, id: waba } };
+  }
 
   async start(): Promise<this> {
     await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
@@ -317,6 +372,7 @@ export class FakeGraphApi {
       if (method === 'GET') return 'list_templates';
       if (method === 'DELETE') return 'delete_template';
     }
+    if (method === 'GET' && edge === undefined && request.query.get('fields')?.startsWith('pricing_analytics')) return 'pricing_analytics';
     // A node read by id is a template or, failing that, a phone number (both answer "no such object").
     if (method === 'GET' && edge === undefined) return this.templates.has(node) ? 'get_template' : 'phone_number';
     return undefined;
@@ -386,6 +442,8 @@ export class FakeGraphApi {
         return this.#uploadSession(node, request.query);
       case 'upload':
         return this.#upload(node, request);
+      case 'pricing_analytics':
+        return refused(node) ?? this.#pricingAnalytics(node, request.query.get('fields')!);
       case 'get_template': {
         const template = this.templates.get(node);
         if (!template || !reaches(template.waba)) return noSuchObject(node);

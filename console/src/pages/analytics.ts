@@ -4,13 +4,65 @@ import { CONSOLE, type Page } from '../page.ts';
 import { showError } from '../ui.ts';
 
 // Messages sent, delivered, read and failed over time, from GET /v1/analytics/messages
-// (issue 12), drawn as SVG, with the numbers in a table too.
+// (issue 12), drawn as SVG, with the numbers in a table too; and what the delivered messages
+// cost, from GET /v1/analytics/cost (issue 23), by market and category.
 
 interface Analytics {
   from: string;
   to: string;
   interval: 'hour' | 'day';
   buckets: Point[];
+}
+
+interface CostFigures {
+  currency: string;
+  amount: number;
+  charged: number;
+  free: number;
+  unpriced: number;
+}
+
+interface CostAnalytics {
+  totals: CostFigures[];
+  groups: (CostFigures & { market: string; category: string })[];
+}
+
+/** An amount as the rate card gives it: up to six decimals, no trailing zeros beyond two. */
+function money(amount: number, currency: string): string {
+  return `${amount.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 })} ${currency}`;
+}
+
+/** Spend over the range's whole UTC days, in each currency, with a table by market and category. */
+function spendSection(cost: CostAnalytics, rangeLabel: string): HTMLElement {
+  const totals = cost.totals.length === 0 ? [{ currency: '', amount: 0, charged: 0, free: 0, unpriced: 0 }] : cost.totals;
+  const summary = h(
+    'dl',
+    { class: 'spend', 'aria-label': 'Spend' },
+    totals.flatMap((total) => [
+      h('dt', null, 'Spend'),
+      h('dd', { 'data-testid': 'spend-total' }, total.currency === '' ? 'Nothing charged' : money(total.amount, total.currency)),
+      h('dt', null, 'Charged messages'),
+      h('dd', null, String(total.charged)),
+      h('dt', null, 'Free messages'),
+      h('dd', null, String(total.free)),
+      ...(total.unpriced > 0 ? [h('dt', null, 'Not on the rate card'), h('dd', null, String(total.unpriced))] : []),
+    ]),
+  );
+  const rows = h(
+    'tbody',
+    null,
+    cost.groups.map((group) =>
+      h('tr', null, h('th', { scope: 'row' }, group.market || 'Unknown'), h('td', null, group.category), h('td', null, String(group.charged)), h('td', null, money(group.amount, group.currency))),
+    ),
+  );
+  return h(
+    'section',
+    { 'aria-label': 'Spend' },
+    h('h2', null, `Spend, ${rangeLabel.replace(/, by (hour|day)$/, '').toLowerCase()} (whole UTC days)`),
+    h('p', { class: 'hint' }, 'Delivered messages priced by the operator’s rate card from Meta’s pricing; Meta’s invoice is the authority.'),
+    summary,
+    table('Spend by market and category', ['Market', 'Category', 'Charged', 'Amount'], rows),
+  );
 }
 
 const SERIES: Series[] = [
@@ -53,7 +105,11 @@ export const analyticsPage: Page = {
       return interval === 'hour' ? date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : date.toLocaleDateString([], { month: 'short', day: 'numeric' });
     };
     const load = async () => {
-      const data = await ctx.api.get<Analytics>('/v1/analytics/messages', { ...timeWindow(range), interval, groupBy: 'status' });
+      const window = timeWindow(range);
+      const [data, cost] = await Promise.all([
+        ctx.api.get<Analytics>('/v1/analytics/messages', { ...window, interval, groupBy: 'status' }),
+        ctx.api.get<CostAnalytics>('/v1/analytics/cost', { ...window, groupBy: 'market,category' }),
+      ]);
       if (ctx.signal.aborted) return;
       const rows = h(
         'tbody',
@@ -68,6 +124,7 @@ export const analyticsPage: Page = {
         legend(SERIES),
         lineChart('Messages by status', data.buckets, SERIES, label),
         h('details', null, h('summary', null, 'The numbers'), table('Status changes per bucket', ['Bucket start', ...SERIES.map((line) => line.label)], rows)),
+        spendSection(cost, RANGES[range].label),
       );
     };
     try {

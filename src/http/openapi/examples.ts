@@ -397,6 +397,8 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   listSuppressions: { responses: { '200': [suppression] } },
   getSuppression: { responses: { '200': suppression } },
   getOptOutSettings: { responses: { '200': optOut } },
+  getMarketingMessagesSetting: { responses: { '200': { mode: 'fallback' } } },
+  updateMarketingMessagesSetting: { request: { mode: 'fallback' }, responses: { '200': { mode: 'fallback' } } },
   updateOptOutSettings: { request: UPDATE_OPT_OUT, responses: { '200': optOut } },
 
   listWebhookDeliveries: { responses: { '200': [webhookDelivery] } },
@@ -412,6 +414,47 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   },
   testWebhookEndpoint: { responses: { '202': { deliveryId: DELIVERY_ID } } },
 
+  getCostAnalytics: {
+    query: { from: '2026-11-01T00:00:00.000Z', to: '2026-12-01T00:00:00.000Z', groupBy: 'market,category' },
+    responses: {
+      '200': {
+        from: '2026-11-01T00:00:00.000Z',
+        to: '2026-12-01T00:00:00.000Z',
+        groupBy: ['market', 'category'],
+        totals: [{ currency: 'USD', amount: 61.4375, charged: 1912, free: 344, unpriced: 0 }],
+        groups: [
+          { market: 'Brazil', category: 'marketing', currency: 'USD', amount: 37.5, charged: 600, free: 0, unpriced: 0 },
+          { market: 'Brazil', category: 'utility', currency: 'USD', amount: 9.6, charged: 1200, free: 344, unpriced: 0 },
+          { market: 'Mexico', category: 'authentication', currency: 'USD', amount: 14.3375, charged: 112, free: 0, unpriced: 0 },
+        ],
+      },
+    },
+  },
+  getCostReconciliation: {
+    query: { from: '2026-11-20T00:00:00.000Z', to: '2026-11-22T00:00:00.000Z' },
+    responses: {
+      '200': [
+        {
+          day: '2026-11-20T00:00:00.000Z',
+          checkedAt: '2026-11-22T06:00:00.000Z',
+          currency: 'USD',
+          meta: { messages: 412, amount: 9.8125 },
+          svc: { messages: 412, amount: 9.8125 },
+          matches: true,
+          differences: [],
+        },
+        {
+          day: '2026-11-21T00:00:00.000Z',
+          checkedAt: '2026-11-22T06:00:00.000Z',
+          currency: 'USD',
+          meta: { messages: 388, amount: 9.3 },
+          svc: { messages: 387, amount: 9.2375 },
+          matches: false,
+          differences: [{ category: 'marketing', country: 'BR', metaMessages: 101, svcMessages: 100, metaAmount: 6.3125, svcAmount: 6.25 }],
+        },
+      ],
+    },
+  },
   getMessageAnalytics: {
     query: { from: '2026-11-21T00:00:00.000Z', to: '2026-11-23T00:00:00.000Z', interval: 'day', groupBy: 'status' },
     responses: {

@@ -46,7 +46,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Messages: 'Send templated messages and follow their status (QUEUED → SENT → DELIVERED → READ, or FAILED).',
   Batches: 'Many messages of one template in one request, and their progress.',
   Suppressions: 'Numbers that must not be messaged (opt-outs): a send to one is 422 `recipient_suppressed`.',
-  Analytics: 'Message status changes counted over time.',
+  Analytics: 'Message status changes counted over time, and what delivered messages cost.',
   Webhooks:
     'The signing secret, webhook endpoints, and every delivery of an event with its attempts (retry and recover them).',
   Events: 'The project’s webhook events as a feed, for clients that pull instead of receiving webhooks.',

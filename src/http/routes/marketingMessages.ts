@@ -39,7 +39,7 @@ export async function marketingMessagesRoutes(app: FastifyInstance, ctx: HttpCon
       schema: {
         operationId: 'getMarketingMessagesSetting',
         tags: ['Projects'],
-        summary: 'How the project sends MARKETING templates',
+        summary: 'Get the Marketing Messages setting',
         description: DESCRIPTION,
         security: BEARER,
         response: { 200: SettingView, ...errorResponses() },
@@ -55,7 +55,7 @@ export async function marketingMessagesRoutes(app: FastifyInstance, ctx: HttpCon
       schema: {
         operationId: 'updateMarketingMessagesSetting',
         tags: ['Projects'],
-        summary: 'Send MARKETING templates through Cloud API or the Marketing Messages API',
+        summary: 'Update the Marketing Messages setting',
         description: `${DESCRIPTION} Applies from the next dispatch; messages already taken by the provider stay as they were.`,
         security: BEARER,
         body: SettingBody,

@@ -8,6 +8,8 @@ import type {
   AccountCheck,
   AccountQuery,
   MessageSubmission,
+  PricingAnalyticsQuery,
+  PricingAnalyticsResult,
   Provider,
   ProviderInbound,
   SendOutcome,
@@ -19,6 +21,7 @@ import { isMediaFormat, mediaHeaderOf } from '../../domain/templates.ts';
 import { DownloadError } from '../../net/guardedDownload.ts';
 import { loadMediaSample } from '../../net/mediaSample.ts';
 import { checkAccount } from './account.ts';
+import { pricingAnalytics } from './pricingAnalytics.ts';
 import { GraphClient, type GraphFailure, type GraphResult } from './client.ts';
 import { graphVersionWarning } from './graphVersions.ts';
 import { classifyGraphFailure, graphFailureError, isGraphOutage } from './errors.ts';
@@ -223,6 +226,10 @@ export class WhatsAppProvider implements Provider {
     if (isGraphOutage(deleted.failure)) return { kind: 'unavailable', error };
     this.#logger.warn({ templateId: template.templateId, error }, 'template deletion refused by WhatsApp');
     return { kind: 'refused', error };
+  }
+
+  pricingAnalytics(query: PricingAnalyticsQuery): Promise<PricingAnalyticsResult> {
+    return pricingAnalytics(this.#client, query);
   }
 
   start(_inbound: ProviderInbound): void {

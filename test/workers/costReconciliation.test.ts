@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Registry } from 'prom-client';
+import { createCostReconciliationJob } from '../../src/workers/costReconciliation.ts';
+import type { Job } from '../../src/workers/loop.ts';
+import { databaseKinds } from '../support/databases.ts';
+import { FAKE_WABA_ID, type FakeGraphApi, graphError } from '../support/fakeGraphApi.ts';
+import { waitForStatus } from '../support/sending.ts';
+import { TEST_ENCRYPTION_KEY, type TestServer } from '../support/server.ts';
+import { connectedProject, postWebhook, startWhatsApp, statusWebhook, until, type WhatsAppSetup } from '../support/whatsapp.ts';
+import { approvedWhatsAppTemplate, metaPricing, metaStatus, sendTemplate } from '../support/whatsappSending.ts';
+
+// The reconciliation job: svc's cost counters beside Meta's pricing_analytics for the WABA (the
+// fake serves it as Meta's analytics reference documents it), per day, with the differences
+// stored for GET /v1/analytics/cost/reconciliation and counted in a metric.
+
+const DAY = 86_400_000;
+
+for (const kind of databaseKinds()) {
+  describe(`cost reconciliation with Meta (${kind})`, () => {
+    let setup: WhatsAppSetup;
+    let fake: FakeGraphApi;
+    let server: TestServer;
+    let key: string;
+    let job: Job;
+    let metrics: Registry;
+    const today = Date.now() - (Date.now() % DAY);
+    const range = `from=${new Date(today - 2 * DAY).toISOString()}&to=${new Date(today + DAY).toISOString()}`;
+
+    before(async () => {
+      setup = await startWhatsApp(kind);
+      ({ fake, server } = setup);
+      ({ key } = await connectedProject(server));
+      await approvedWhatsAppTemplate(server, fake, key, 'spring_sale', 'MARKETING');
+      metrics = new Registry();
+      const { config, database, provider, logger } = server.app;
+      job = createCostReconciliationJob({ config, database, provider, logger, metrics, encryptionKey: Buffer.from(TEST_ENCRYPTION_KEY, 'base64') })!;
+      assert.ok(job, 'the WhatsApp provider has pricing_analytics');
+    });
+    after(() => setup.close());
+
+    it('stores, per day, Meta’s totals beside svc’s and where they differ', async () => {
+      // One marketing message to Brazil, delivered today: USD 0.0625 by the example card.
+      const id = await sendTemplate(server, key, 'spring_sale');
+      const { providerMessageId } = await waitForStatus(server, key, id, 'SENT');
+      await postWebhook(server, statusWebhook([metaStatus(providerMessageId, 'delivered', id, { pricing: metaPricing('marketing') })]));
+      await until('the message charged', async () => (await server.call('GET', `/v1/messages/${id}`, { key })).body.cost ?? undefined);
+
+      // Meta's day starts at midnight in the WABA's time zone (here UTC−8): filed under today.
+      const start = Math.floor((today + 8 * 3_600_000) / 1000);
+      const end = start + 86_400;
+      fake.pricing.set(FAKE_WABA_ID, [
+        { start, end, country: 'BR', pricing_type: 'REGULAR', pricing_category: 'MARKETING', volume: 1, cost: 0.0625, tier: '0:MAX' },
+        { start, end, country: 'IN', pricing_type: 'REGULAR', pricing_category: 'UTILITY', volume: 2, cost: 0.0028, tier: '0:1000000' },
+        { start, end, country: 'BR', pricing_type: 'FREE_CUSTOMER_SERVICE', pricing_category: 'SERVICE', volume: 4, cost: 0 },
+      ]);
+      await job.runOnce(today + DAY + 3_600_000);
+
+      const asked = fake.of('pricing_analytics').at(-1)!;
+      assert.equal(asked.path, `/${fake.apiVersion}/${FAKE_WABA_ID}`);
+      const fields = asked.query.get('fields')!;
+      assert.match(fields, new RegExp(`^pricing_analytics\\.start\\(${(today - 2 * DAY) / 1000}\\)\\.end\\(${(today + DAY) / 1000}\\)\\.granularity\\(DAILY\\)`));
+      assert.match(fields, /\.dimensions\(PRICING_CATEGORY,PRICING_TYPE,COUNTRY\)/);
+
+      const reply = await server.call('GET', `/v1/analytics/cost/reconciliation?${range}`, { key });
+      assert.equal(reply.status, 200, reply.text);
+      assert.equal(reply.body.length, 3, 'the three whole days before the run');
+      const [first, second, last] = reply.body;
+      for (const quiet of [first, second]) {
+        assert.equal(quiet.matches, true);
+        assert.deepEqual([quiet.meta.messages, quiet.svc.messages], [0, 0]);
+      }
+      assert.equal(last.day, new Date(today).toISOString());
+      assert.equal(last.currency, 'USD');
+      assert.deepEqual(last.meta, { messages: 3, amount: 0.0653 });
+      assert.deepEqual(last.svc, { messages: 1, amount: 0.0625 });
+      assert.equal(last.matches, false);
+      assert.deepEqual(last.differences, [
+        { category: 'utility', country: 'IN', metaMessages: 2, svcMessages: 0, metaAmount: 0.0028, svcAmount: 0 },
+      ]);
+      const counted = await metrics.getSingleMetricAsString('svc_cost_reconciliation_days_total');
+      assert.match(counted, /result="match"} 2/);
+      assert.match(counted, /result="differ"} 1/);
+
+      // Another project sees none of it.
+      const other = await server.createProject('Other');
+      assert.deepEqual((await server.call('GET', `/v1/analytics/cost/reconciliation?${range}`, { key: other.key })).body, []);
+
+      // Meta agrees once its figures do: the day is checked again and replaced.
+      fake.pricing.set(FAKE_WABA_ID, [{ start, end, country: 'BR', pricing_type: 'REGULAR', pricing_category: 'MARKETING', volume: 1, cost: 0.0625 }]);
+      await job.runOnce(today + DAY + 7 * 3_600_000 + 1);
+      const again = (await server.call('GET', `/v1/analytics/cost/reconciliation?${range}`, { key })).body;
+      assert.equal(again.at(-1).matches, true);
+      assert.deepEqual(again.at(-1).differences, []);
+    });
+
+    it('records nothing when Meta cannot be asked, and says so in the metric', async () => {
+      fake.failNext('pricing_analytics', graphError(500, 2, 'Service temporarily unavailable', 'try later'));
+      const before = (await server.call('GET', `/v1/analytics/cost/reconciliation?${range}`, { key })).body;
+      await job.runOnce(today + 10 * DAY);
+      const afterwards = (await server.call('GET', `/v1/analytics/cost/reconciliation?${range}`, { key })).body;
+      assert.deepEqual(afterwards, before);
+      assert.match(await metrics.getSingleMetricAsString('svc_cost_reconciliation_days_total'), /result="unavailable"} 1/);
+    });
+  });
+}
