@@ -5,7 +5,8 @@
 // a heap snapshot (--heapsnapshot-signal) forces one, before and after the run.
 //
 //   node bench/fuzzRss.ts [--requests 10000] [--db sqlite|postgres] [--no-snapshots] [--svc-dir PATH]
-import { readdirSync, rmSync, statSync } from 'node:fs';
+//     [--max-growth-mib 100] [--max-live-growth-mib 10]   (exit 1 when exceeded)
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +24,10 @@ const { values } = parseArgs({
     db: { type: 'string', default: 'sqlite' },
     // Heap snapshots cost RSS of their own (≈ 90 MiB here): without them, RSS alone.
     snapshots: { type: 'boolean', default: true },
+    // The check (issue #24): exit 1 when RSS grew more than this, or the heap snapshot (what is
+    // live after a full GC) by more than --max-live-growth-mib.
+    'max-growth-mib': { type: 'string', default: '100' },
+    'max-live-growth-mib': { type: 'string', default: '10' },
   },
 });
 
@@ -74,6 +79,45 @@ async function liveHeapMiB(pid: number, opsUrl: string): Promise<{ heapMiB: numb
   return { heapMiB: heap, snapshotMiB };
 }
 
+/** V8's committed heap by space, MiB. */
+async function heapSpacesMiB(opsUrl: string): Promise<string> {
+  const metrics = await (await fetch(`${opsUrl}/metrics`)).text();
+  return [...metrics.matchAll(/^svc_nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)$/gm)]
+    .map((m) => `${m[1]} ${(Number(m[2]) / 1048576).toFixed(1)}`)
+    .join(', ');
+}
+
+/** V8's committed heap (total of every space), MiB: what it holds from the OS, live or not. */
+async function heapTotalMiB(opsUrl: string): Promise<number> {
+  const metrics = await (await fetch(`${opsUrl}/metrics`)).text();
+  return Number(/^svc_nodejs_heap_size_total_bytes (\S+)$/m.exec(metrics)?.[1] ?? Number.NaN) / 1048576;
+}
+
+/**
+ * Where the process's resident memory is, from /proc/<pid>/smaps: the brk heap (glibc's main
+ * arena), anonymous mappings by size (glibc's thread arenas are 64 MiB reservations; V8's pages
+ * are 256 KiB), file mappings.
+ */
+function residentBreakdown(pid: number): string {
+  const groups = new Map<string, number>();
+  let current = '';
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const header = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) {
+      const size = (Number.parseInt(header[2]!, 16) - Number.parseInt(header[1]!, 16)) / 1024;
+      const name = header[3]!;
+      current = name === '[heap]' ? 'brk heap' : name.startsWith('/') ? 'files' : name ? name : size >= 60 * 1024 ? 'anon ≥ 60 MiB' : size >= 1024 ? 'anon 1–60 MiB' : 'anon < 1 MiB';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) groups.set(current, (groups.get(current) ?? 0) + Number(rss[1]));
+    // Pages given back with MADV_FREE: still counted in RSS until the kernel needs them.
+    const lazy = /^LazyFree:\s+(\d+) kB/.exec(line);
+    if (lazy) groups.set('(of which LazyFree)', (groups.get('(of which LazyFree)') ?? 0) + Number(lazy[1]));
+  }
+  return [...groups].sort((a, b) => b[1] - a[1]).map(([name, kib]) => `${name} ${(kib / 1024).toFixed(1)}`).join(', ');
+}
+
 async function externalMiB(opsUrl: string): Promise<number> {
   const metrics = await (await fetch(`${opsUrl}/metrics`)).text();
   return Number(/^svc_nodejs_external_memory_bytes (\S+)$/m.exec(metrics)?.[1] ?? Number.NaN) / 1048576;
@@ -98,6 +142,9 @@ try {
   await sleep(2000);
   const rssBefore = mib(rssKiB(svc.child.pid));
   const externalBefore = await externalMiB(opsUrl);
+  const heapTotalBefore = await heapTotalMiB(opsUrl);
+  const spacesBefore = await heapSpacesMiB(opsUrl);
+  const residentBefore = residentBreakdown(svc.child.pid);
   const heapBefore = values.snapshots ? await liveHeapMiB(svc.child.pid, opsUrl) : undefined;
   const rssAfterFirstSnapshot = mib(rssKiB(svc.child.pid));
 
@@ -136,7 +183,17 @@ try {
   const seconds = (Date.now() - started) / 1000;
   await sleep(5000);
   const rssAfter = mib(rssKiB(svc.child.pid));
+  const heapTotalAt5s = await heapTotalMiB(opsUrl);
+  // How V8 gives memory back later, once idle (its memory reducer), for the record.
+  const later: string[] = [];
+  for (const at of [10, 20, 30]) {
+    await sleep(at === 10 ? 5000 : 10_000);
+    later.push(`${at} s: RSS ${mib(rssKiB(svc.child.pid)).toFixed(1)}, committed heap ${(await heapTotalMiB(opsUrl)).toFixed(1)}`);
+  }
   const externalAfter = await externalMiB(opsUrl);
+  const heapTotalAfter = await heapTotalMiB(opsUrl);
+  const spacesAfter = await heapSpacesMiB(opsUrl);
+  const residentAfter = residentBreakdown(svc.child.pid);
   const heapAfter = values.snapshots ? await liveHeapMiB(svc.child.pid, opsUrl) : undefined;
   console.log(`${total} requests in ${seconds.toFixed(1)} s (${kind})`);
   console.log(
@@ -144,12 +201,25 @@ try {
       `after (5 s idle) ${rssAfter.toFixed(1)}: growth ${(rssAfter - rssBefore).toFixed(1)} from before, ${(rssAfter - rssAfterFirstSnapshot).toFixed(1)} from after the first snapshot`,
   );
   console.log(`V8 external memory (Buffers, …) MiB: before ${externalBefore.toFixed(1)}, after ${externalAfter.toFixed(1)}`);
+  console.log(`V8 committed heap MiB: before ${heapTotalBefore.toFixed(1)}, after ${heapTotalAfter.toFixed(1)}`);
+  console.log(`  committed heap at 5 s idle ${heapTotalAt5s.toFixed(1)}; later, idle: ${later.join('; ')}`);
+  console.log(`  by space before: ${spacesBefore}\n  by space after:  ${spacesAfter}`);
+  console.log(`  resident MiB before: ${residentBefore}\n  resident MiB after:  ${residentAfter}`);
   if (heapBefore && heapAfter) {
     console.log(
       `live heap after a full GC, MiB: before ${heapBefore.heapMiB.toFixed(1)} (snapshot ${heapBefore.snapshotMiB.toFixed(1)}), ` +
         `after ${heapAfter.heapMiB.toFixed(1)} (snapshot ${heapAfter.snapshotMiB.toFixed(1)})`,
     );
   }
+  const failures: string[] = [];
+  // A snapshot leaves ≈ 100 MiB of malloc'd memory of its own: with snapshots, growth counts from after the first.
+  const growth = rssAfter - (values.snapshots ? rssAfterFirstSnapshot : rssBefore);
+  if (growth > Number(values['max-growth-mib'])) failures.push(`RSS grew ${growth.toFixed(1)} MiB (limit ${values['max-growth-mib']})`);
+  if (heapBefore && heapAfter && heapAfter.snapshotMiB - heapBefore.snapshotMiB > Number(values['max-live-growth-mib'])) {
+    failures.push(`the live heap (snapshot) grew ${(heapAfter.snapshotMiB - heapBefore.snapshotMiB).toFixed(1)} MiB (limit ${values['max-live-growth-mib']})`);
+  }
+  console.log(failures.length === 0 ? 'check: pass' : `check: FAIL — ${failures.join('; ')}`);
+  if (failures.length > 0) process.exitCode = 1;
   await svc.child.stop();
 } finally {
   await stopAll();

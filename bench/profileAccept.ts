@@ -177,6 +177,14 @@ try {
   if (values.read === undefined) {
     const total = await countWhere(database, 'messages');
     console.log(`messages stored: ${total}; still QUEUED when the load stopped: ${await countWhere(database, 'messages', "status = 'QUEUED'")}`);
+    // How long the dispatch takes to catch up (issue #24: no backlog left when the load stops).
+    const stopped = Date.now();
+    let queued = Number.POSITIVE_INFINITY;
+    while (queued > 0 && Date.now() - stopped < 30_000) {
+      await sleep(250);
+      queued = await countWhere(database, 'messages', "status = 'QUEUED'");
+    }
+    console.log(queued === 0 ? `none QUEUED ${((Date.now() - stopped) / 1000).toFixed(2)} s after the load stopped` : `${queued} still QUEUED 30 s after the load stopped`);
   }
   await worker?.child.stop(15_000);
   await svc.child.stop(15_000);

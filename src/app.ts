@@ -10,6 +10,7 @@ import { createMetricsRegistry } from './http/metrics.ts';
 import { buildOpsServer } from './http/opsServer.ts';
 import { buildHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
+import { type IdleHeapTrim, startIdleHeapTrim } from './idleHeapTrim.ts';
 import { undici } from './net/undici.ts';
 import { createProvider } from './providers/index.ts';
 import type { Provider, ProviderInbound } from './providers/provider.ts';
@@ -54,6 +55,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
     const encryptionKey = resolveEncryptionKey(config.encryptionKey, database.sqlitePath, logger);
     const metrics = createMetricsRegistry();
+    let heapTrim: IdleHeapTrim | undefined;
     const notifier = new Notifier(database, logger);
     const provider = createProvider(config, database, notifier, logger);
     const rateCard = loadRateCard(config.cost);
@@ -95,6 +97,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       },
       async start() {
         keyUsage.start();
+        heapTrim ??= startIdleHeapTrim({ logger });
         await notifier.listen();
         // The servers are readied (plugins, routes) before the workers start, so no send granted
         // in a pacing window waits behind that work on the event loop (it once held it for 1.2 s).
@@ -112,6 +115,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         return http.listen({ host: config.host, port: config.port });
       },
       async stop() {
+        heapTrim?.stop();
         await ops?.close();
         if (http) {
           // Keep-alive connections go idle as their last response leaves: close them as they do,

@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { Tables } from './tables.ts';
 import { openSqlite } from './sqlite.ts';
+import { SqliteWriter, SqliteWriterDialect } from './sqliteWriter.ts';
 import { storableParameters } from './storableText.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -71,12 +72,12 @@ export function sqlitePathOf(url: string): string | undefined {
 export function openDatabase(url: string, options: { poolSize: number }): Database {
   const sqlitePath = sqlitePathOf(url);
   if (sqlitePath !== undefined) {
-    const writer = openSqlite(sqlitePath);
-    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: writer }) });
-    const reader =
-      sqlitePath === ':memory:'
-        ? db
-        : new Kysely<Tables>({ dialect: new SqliteDialect({ database: openSqlite(sqlitePath) }) });
+    // Reads on the request path stay on this thread (their own connection, opened first: an
+    // unusable path fails here, at once); every write goes to the writer thread (sqliteWriter.ts).
+    const readerConnection = sqlitePath === ':memory:' ? undefined : openSqlite(sqlitePath);
+    const writer = new SqliteWriter(sqlitePath);
+    const db = new Kysely<Tables>({ dialect: new SqliteWriterDialect(writer) });
+    const reader = readerConnection === undefined ? db : new Kysely<Tables>({ dialect: new SqliteDialect({ database: readerConnection }) });
     return {
       db,
       reader,
@@ -84,10 +85,20 @@ export function openDatabase(url: string, options: { poolSize: number }): Databa
       sqlitePath,
       pool: undefined,
       // Holding the connection (Kysely's lock) for the whole work: nothing else commits meanwhile.
-      withoutSync: (work) => db.connection().execute((connection) => writer.withoutSync(() => work(connection))),
+      withoutSync: (work) =>
+        db.connection().execute(async (connection) => {
+          await writer.setSyncing(false);
+          try {
+            return await work(connection);
+          } finally {
+            await writer.setSyncing(true);
+          }
+        }),
       close: async () => {
         if (reader !== db) await reader.destroy();
         await db.destroy();
+        // Kysely closes its driver only if it ran a statement.
+        await writer.close();
       },
     };
   }
