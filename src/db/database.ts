@@ -97,8 +97,6 @@ export function openDatabase(url: string, options: { poolSize: number }): Databa
       close: async () => {
         if (reader !== db) await reader.destroy();
         await db.destroy();
-        // Kysely closes its driver only if it ran a statement.
-        await writer.close();
       },
     };
   }

@@ -44,7 +44,6 @@ export class SqliteWriter {
   #nextId = 0;
   #failure: Error | undefined;
   #syncing = true;
-  #closed = false;
 
   constructor(path: string) {
     const channel = new MessageChannel();
@@ -58,9 +57,8 @@ export class SqliteWriter {
     // The thread never keeps the process alive by itself; the reply port does while a statement
     // is in flight.
     this.#worker.unref();
-    this.#replies.on('message', (reply: WriterReply) => this.#settle(reply));
-    // After the listener, which refs the port.
     this.#replies.unref();
+    this.#replies.on('message', (reply: WriterReply) => this.#settle(reply));
     this.#worker.on('error', (error) => this.#fail(error));
     this.#worker.on('exit', () => this.#fail(new Error('the SQLite writer thread exited')));
   }
@@ -93,15 +91,9 @@ export class SqliteWriter {
     this.#syncing = syncing;
   }
 
-  /** Closes the connection and ends the thread; again, does nothing. */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
     if (this.#failure === undefined) await this.#send({ op: 'close' }, false).catch(() => {});
-    // Held until it has exited: an unref'd thread's exit would not keep the process waiting for it.
-    this.#worker.ref();
     await this.#worker.terminate();
-    this.#replies.unref();
     this.#replies.close();
   }
 
