@@ -87,6 +87,7 @@ export function openDatabase(url: string, options: { poolSize: number }): Databa
       // Holding the connection (Kysely's lock) for the whole work: nothing else commits meanwhile.
       withoutSync: (work) =>
         db.connection().execute(async (connection) => {
+          if (!writer.syncing) return work(connection);
           await writer.setSyncing(false);
           try {
             return await work(connection);

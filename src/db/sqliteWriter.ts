@@ -186,12 +186,8 @@ class WriterDriver implements Driver {
     return this.#connection;
   }
 
-  // Immediate: the transaction takes the write lock at its start. Its statements then never meet
-  // another connection's writes half-way (with a deferred begin, a read that is later upgraded
-  // to a write fails with SQLITE_BUSY once another connection has committed since); any wait for
-  // the lock is SQLite's busy handler, in the writer thread.
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    await connection.executeQuery(CompiledQuery.raw('begin'));
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
