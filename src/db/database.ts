@@ -3,7 +3,6 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { Tables } from './tables.ts';
 import { openSqlite } from './sqlite.ts';
-import { SqliteWriter, SqliteWriterDialect } from './sqliteWriter.ts';
 import { storableParameters } from './storableText.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -72,12 +71,12 @@ export function sqlitePathOf(url: string): string | undefined {
 export function openDatabase(url: string, options: { poolSize: number }): Database {
   const sqlitePath = sqlitePathOf(url);
   if (sqlitePath !== undefined) {
-    // Reads on the request path stay on this thread (their own connection, opened first: an
-    // unusable path fails here, at once); every write goes to the writer thread (sqliteWriter.ts).
-    const readerConnection = sqlitePath === ':memory:' ? undefined : openSqlite(sqlitePath);
-    const writer = new SqliteWriter(sqlitePath);
-    const db = new Kysely<Tables>({ dialect: new SqliteWriterDialect(writer) });
-    const reader = readerConnection === undefined ? db : new Kysely<Tables>({ dialect: new SqliteDialect({ database: readerConnection }) });
+    const writer = openSqlite(sqlitePath);
+    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: writer }) });
+    const reader =
+      sqlitePath === ':memory:'
+        ? db
+        : new Kysely<Tables>({ dialect: new SqliteDialect({ database: openSqlite(sqlitePath) }) });
     return {
       db,
       reader,
@@ -85,16 +84,7 @@ export function openDatabase(url: string, options: { poolSize: number }): Databa
       sqlitePath,
       pool: undefined,
       // Holding the connection (Kysely's lock) for the whole work: nothing else commits meanwhile.
-      withoutSync: (work) =>
-        db.connection().execute(async (connection) => {
-          if (!writer.syncing) return work(connection);
-          await writer.setSyncing(false);
-          try {
-            return await work(connection);
-          } finally {
-            await writer.setSyncing(true);
-          }
-        }),
+      withoutSync: (work) => db.connection().execute((connection) => writer.withoutSync(() => work(connection))),
       close: async () => {
         if (reader !== db) await reader.destroy();
         await db.destroy();

@@ -42,7 +42,7 @@ const ADD_COUNT_SQLITE = statement(
 
 async function addCounts(trx: Db, rows: readonly MessageCountRow[]): Promise<void> {
   if (dialectOf(trx) === 'sqlite') {
-    await ADD_COUNT_SQLITE.executeEach(trx, rows.map((row) => [row.project_id, row.hour, row.status, row.template, row.language, row.count]));
+    for (const row of rows) await ADD_COUNT_SQLITE.execute(trx, [row.project_id, row.hour, row.status, row.template, row.language, row.count]);
     return;
   }
   for (let i = 0; i < rows.length; i += 500) {

@@ -122,7 +122,7 @@ function rowInsert<Row>(table: string, columns: readonly (readonly [keyof Row, s
 async function insertRows<Row>(db: Db, insert: RowInsert<Row>, rows: readonly Row[]): Promise<void> {
   if (rows.length === 0) return;
   if (dialectOf(db) === 'sqlite') {
-    await insert.statement.executeEach(db, rows.map((row) => insert.columns.map((column) => row[column])));
+    for (const row of rows) await insert.statement.execute(db, insert.columns.map((column) => row[column]));
     return;
   }
   await insert.statement.execute(db, columnsOf(rows, insert.columns));
@@ -263,21 +263,12 @@ export async function updateMessages(
   updates: readonly { id: string; changes: MessageChanges }[],
 ): Promise<void> {
   if (dialect === 'sqlite') {
-    // Consecutive updates of the same columns go together (one message to the writer thread);
-    // the order of the updates is kept.
-    let run: { update: Statement<never>; parameterSets: unknown[][] } | undefined;
     for (const { id, changes } of updates) {
       // As Kysely's set(): a column given as undefined is left as it is.
       const columns = (Object.keys(changes) as (keyof MessageChanges)[]).filter((column) => changes[column] !== undefined);
       if (columns.length === 0) continue;
-      const update = updateStatementFor(columns);
-      if (run?.update !== update) {
-        if (run) await run.update.executeEach(db, run.parameterSets);
-        run = { update, parameterSets: [] };
-      }
-      run.parameterSets.push([...columns.map((column) => changes[column]), id]);
+      await updateStatementFor(columns).execute(db, [...columns.map((column) => changes[column]), id]);
     }
-    if (run) await run.update.executeEach(db, run.parameterSets);
     return;
   }
   const byShape = new Map<string, { id: string; changes: MessageChanges }[]>();

@@ -1,6 +1,5 @@
 import { type CompiledQuery, type QueryResult, RawNode, SqliteAdapter } from 'kysely';
 import type { Db, DialectName } from './database.ts';
-import { SqliteWriterAdapter } from './sqliteWriter.ts';
 
 // The request path's few hot statements, written once as SQL instead of built and compiled by
 // Kysely's query builder on every call (which cost more than running them). They still run
@@ -28,11 +27,6 @@ export interface Statement<Row> {
   rows(db: Db, parameters: readonly unknown[]): Promise<Row[]>;
   /** The whole result: rows and, for writes, the number of rows affected. */
   execute(db: Db, parameters: readonly unknown[]): Promise<QueryResult<Row>>;
-  /**
-   * A write run once per set of parameters (SQLite's row-by-row inserts and updates): sent to the
-   * SQLite writer thread as one message, elsewhere run in turn.
-   */
-  executeEach(db: Db, parameterSets: readonly (readonly unknown[])[]): Promise<void>;
 }
 
 /**
@@ -61,18 +55,8 @@ function prepare<Row>(texts: { sqlite?: string; postgres: string }): Statement<R
     const compiled = { sql: texts[dialect], query, parameters, queryId } as unknown as CompiledQuery<Row>;
     return db.executeQuery(compiled);
   };
-  const executeEach = async (db: Db, parameterSets: readonly (readonly unknown[])[]) => {
-    if (parameterSets.length === 0) return;
-    if (parameterSets.length > 1 && db.getExecutor().adapter instanceof SqliteWriterAdapter) {
-      const compiled = { sql: texts.sqlite!, query: nodes.sqlite!, parameters: [], queryId, each: parameterSets } as unknown as CompiledQuery;
-      await db.executeQuery(compiled);
-      return;
-    }
-    for (const parameters of parameterSets) await execute(db, parameters);
-  };
   return {
     execute,
-    executeEach,
     rows: async (db, parameters) => (await execute(db, parameters)).rows,
   };
 }

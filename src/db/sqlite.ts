@@ -64,28 +64,16 @@ export class NodeSqliteDatabase implements SqliteDatabase {
    * of the process loses nothing either way (the OS has the writes).
    */
   async withoutSync<T>(work: () => Promise<T>): Promise<T> {
-    this.setSyncing(false);
+    this.raw.exec('PRAGMA synchronous = NORMAL');
+    this.#syncing = false;
     try {
       return await work();
     } finally {
-      this.setSyncing(true);
-    }
-  }
-
-  /** withoutSync in two steps, for a caller whose work arrives as messages (sqliteWriter.ts). */
-  setSyncing(syncing: boolean): void {
-    if (syncing === this.#syncing) return;
-    this.raw.exec(syncing ? 'PRAGMA synchronous = FULL' : 'PRAGMA synchronous = NORMAL');
-    this.#syncing = syncing;
-    if (syncing) {
+      this.raw.exec('PRAGMA synchronous = FULL');
+      this.#syncing = true;
       this.#unsyncedSince ??= Date.now();
       this.#syncTimer ??= setTimeout(() => this.#sync(), SYNC_WITHIN_MS).unref();
     }
-  }
-
-  /** Whether commits are synced now (false inside withoutSync). */
-  get syncing(): boolean {
-    return this.#syncing;
   }
 
   close(): void {
