@@ -83,7 +83,9 @@ export class WebhookDeliveryJob implements Job {
   #unrecorded = 0;
   /** The project served last; the next claim deals from the one after it. */
   readonly #rotation: ProjectRotation;
-  #heldProjects: string[] = [];
+  // The projects whose receivers were all held back when last dealt, until they are dealt again:
+  // a deal sees one page of the rotation, so the others keep their last state (the held gauge).
+  readonly #heldProjects = new Set<string>();
   #circuitsReadAt = Number.NEGATIVE_INFINITY;
   #onCapacity: () => void = () => {};
 
@@ -121,7 +123,7 @@ export class WebhookDeliveryJob implements Job {
   }
 
   get heldProjects(): readonly string[] {
-    return this.#heldProjects;
+    return [...this.#heldProjects];
   }
 
   /** These projects just got deliveries (a commit's notification). */
@@ -157,7 +159,11 @@ export class WebhookDeliveryJob implements Job {
       [...endpoints.values()],
       now,
     );
-    for (const projectId of ordered) if (!projects.has(projectId)) this.#rotation.served(projectId, false); // erased
+    for (const projectId of ordered) {
+      if (projects.has(projectId)) continue;
+      this.#rotation.served(projectId, false); // erased
+      this.#heldProjects.delete(projectId);
+    }
     if (quotas.size === 0) return idle;
     const rows = await this.#recorder.claim({ now, leaseMs: this.#leaseMs, quotas });
     const claimed = new Map<string, number>();
@@ -209,7 +215,8 @@ export class WebhookDeliveryJob implements Job {
       }
       if (!open) held.push(project.id);
     }
-    this.#heldProjects = held;
+    for (const project of projects) this.#heldProjects.delete(project.id);
+    for (const projectId of held) this.#heldProjects.add(projectId);
     const free = this.#slots.free;
     const quotas = this.#slots.share(requests);
     // A project whose receivers are all held back, or that got no slot while slots were left (its
