@@ -27,12 +27,13 @@ export interface ChargeUpdate {
   deltas: CostDelta[];
 }
 
-function chargeAt(pricing: CostPricing, message: MessageRow, pricingJson: string, deliveredAt: number): Charge {
+function chargeAt(pricing: CostPricing, message: MessageRow, pricingJson: string, deliveredAt: number, tiers?: ReadonlyMap<string, string>): Charge {
   return pricing.card.chargeOf({
     recipient: message.recipient,
     pricing: JSON.parse(pricingJson) as MessagePricing,
     at: deliveredAt,
     currency: pricing.currency,
+    ...(tiers && { tiers }),
   });
 }
 
@@ -54,12 +55,13 @@ function deltaOf(charge: Charge, message: MessageRow, deliveredAt: number, sign:
 
 /**
  * The cost column and counter changes for a message whose report leaves it with `after`
- * (its pricing JSON and delivery time, either possibly new).
+ * (its pricing JSON and delivery time, either possibly new). `tiers`: the volume tiers in force
+ * for its WABA at its delivery (`market|category` → tier; db/volumeTiers.ts), when known.
  */
 export function chargeUpdate(
   pricing: CostPricing,
   message: MessageRow,
-  after: { pricing: string | null; deliveredAt: number | null },
+  after: { pricing: string | null; deliveredAt: number | null; tiers?: ReadonlyMap<string, string> },
 ): ChargeUpdate {
   const before = { pricing: message.pricing ?? null, deliveredAt: message.delivered_at };
   const wasCounted = before.pricing !== null && before.deliveredAt !== null;
@@ -74,7 +76,7 @@ export function chargeUpdate(
   }
   let cost: string | null = null;
   if (isCounted) {
-    const charge = chargeAt(pricing, message, after.pricing!, after.deliveredAt!);
+    const charge = chargeAt(pricing, message, after.pricing!, after.deliveredAt!, after.tiers);
     deltas.push(deltaOf(charge, message, after.deliveredAt!, 1));
     if (charge.kind === 'charged') cost = JSON.stringify({ amount: fromMicros(charge.micros), currency: charge.currency } satisfies StoredCost);
   }

@@ -121,3 +121,9 @@ export async function makeBusinessAccountDue(db: Db, businessAccountId: string, 
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/** Whether some project here sends through this business account (its credentials name it). */
+export async function isKnownBusinessAccount(db: Db, businessAccountId: string): Promise<boolean> {
+  const row = await db.selectFrom('provider_accounts').select('project_id').where('business_account_id', '=', businessAccountId).limit(1).executeTakeFirst();
+  return row !== undefined;
+}

@@ -283,6 +283,23 @@ export interface MessageCostsTable {
   unpriced: number;
 }
 
+/** A volume tier a WABA reached for a market and pricing category in a month (Meta's account_update). */
+export interface VolumeTiersTable {
+  business_account_id: string;
+  /** `YYYY-MM` (UTC) the tier applies in: Meta's `effective_month`. */
+  month: string;
+  /** The rate card's market (Meta's `region`). */
+  market: string;
+  /** The rate card's category (`utility`, `authentication`, …). */
+  category: string;
+  /** Meta's `LOWER:UPPER` (upper inclusive or MAX). */
+  tier: string;
+  tier_lower: number;
+  /** From when messages are priced at it (epoch ms). */
+  effective_from: number;
+  received_at: number;
+}
+
 /** Meta's pricing_analytics totals of a UTC day beside svc's, with the differences (JSON). */
 export interface CostReconciliationsTable {
   project_id: string;
@@ -392,6 +409,7 @@ export interface Tables {
   message_counts: MessageCountsTable;
   message_costs: MessageCostsTable;
   cost_reconciliations: CostReconciliationsTable;
+  volume_tiers: VolumeTiersTable;
   sandbox_submissions: SandboxSubmissionsTable;
   sandbox_reports: SandboxReportsTable;
   send_rate_windows: SendRateWindowsTable;

@@ -176,9 +176,17 @@ export class RateCard {
    * What a delivered message costs: Meta's `pricing` says whether it is charged and at which
    * category's rate; the recipient's number gives the market; the card, the rate in force when
    * it was delivered. marketing_lite (Marketing Messages API) is priced as marketing unless the
-   * card has its own line.
+   * card has its own line. The WABA's volume tier for the market and category, when known,
+   * picks the tier's rate; otherwise (or when the card has no line for that tier) the first tier.
    */
-  chargeOf(message: { recipient: string; pricing: MessagePricing; at: number; currency: string; tier?: string }): Charge {
+  chargeOf(message: {
+    recipient: string;
+    pricing: MessagePricing;
+    at: number;
+    currency: string;
+    /** The volume tier in force for each `market|category` (Meta's account_update); absent: the first tier. */
+    tiers?: ReadonlyMap<string, string>;
+  }): Charge {
     const country = countryOfRecipient(message.recipient) ?? '';
     const category = cardCategory(message.pricing.category);
     const { currency, at } = message;
@@ -189,12 +197,20 @@ export class RateCard {
     const categories = category === 'marketing_lite' ? [category, 'marketing'] : [category];
     for (const candidate of candidates) {
       for (const asCategory of categories) {
-        const rate = this.rate({ currency, market: candidate, category: asCategory, at, ...(message.tier !== undefined && { tier: message.tier }) });
+        const tier = message.tiers?.get(`${candidate}|${asCategory}`);
+        const rate = this.rate({ currency, market: candidate, category: asCategory, at, ...(tier !== undefined && { tier }) });
         if (rate) return { kind: 'charged', micros: rate.micros, currency, market: candidate, country, category, tier: rate.tier };
       }
     }
     return { kind: 'unpriced', currency, market, country, category };
   }
+}
+
+/** The lower bound of a tier written as Meta writes it (`25000001:50000000`, `1000001:MAX`); undefined when malformed. */
+export function tierLowerBound(tier: string): number | undefined {
+  const match = TIER.exec(tier);
+  if (!match || (match[2] !== 'MAX' && Number(match[2]) < Number(match[1]))) return undefined;
+  return Number(match[1]);
 }
 
 /** "0.0118" → 11800 (exact: decimal digits, no floating point). */

@@ -279,6 +279,21 @@ export type ProviderReport =
       occurredAt: number;
     }
   | {
+      /** A WABA reached a volume tier for a market and pricing category in a month (Meta's account_update). */
+      kind: 'volume_tier';
+      businessAccountId: string;
+      /** The rate card's market and category. */
+      market: string;
+      category: string;
+      /** `LOWER:UPPER` messages in the month, as Meta and the rate card write it. */
+      tier: string;
+      tierLower: number;
+      /** `YYYY-MM` (UTC). */
+      month: string;
+      /** From when messages are priced at it. */
+      effectiveFrom: number;
+    }
+  | {
       kind: 'message';
       providerMessageId: string;
       /** svc's message id, when the provider echoes it back (WhatsApp's biz_opaque_callback_data). */

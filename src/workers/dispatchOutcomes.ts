@@ -1,4 +1,5 @@
 import { type CostPricing, chargeUpdate } from '../costs/charges.ts';
+import { volumeTiersOfProjectAt } from '../db/volumeTiers.ts';
 import type { Database, Db } from '../db/database.ts';
 import { addCosts, type CostDelta } from '../db/messageCosts.ts';
 import { GroupCommitter } from '../db/groupCommit.ts';
@@ -93,9 +94,13 @@ export class OutcomeRecorder {
         } else {
           // Its delivery was reported first (the sandbox's report can overtake this commit): the
           // pricing that comes now makes it charged (costs/charges.ts, whichever comes last).
+          const tiers =
+            this.#costs && pricing.pricing !== undefined && message.delivered_at !== null
+              ? await volumeTiersOfProjectAt(trx, message.project_id, message.delivered_at)
+              : undefined;
           const charge =
             this.#costs && pricing.pricing !== undefined
-              ? chargeUpdate(this.#costs, message, { pricing: pricing.pricing, deliveredAt: message.delivered_at })
+              ? chargeUpdate(this.#costs, message, { pricing: pricing.pricing, deliveredAt: message.delivered_at, ...(tiers && tiers.size > 0 && { tiers }) })
               : undefined;
           if (charge) costs.push(...charge.deltas);
           updates.push({

@@ -36,6 +36,14 @@ describe('the rate card', () => {
     // The list rate (first tier) unless Meta named the tier in force.
     assert.equal(card.rate({ currency: 'USD', market: 'India', category: 'utility', at: at('2026-11-01') })?.micros, 1_400);
     assert.equal(card.rate({ currency: 'USD', market: 'India', category: 'utility', at: at('2026-11-01'), tier: '1000001:MAX' })?.micros, 1_200);
+    // A message priced with its WABA's tiers (market|category → tier): the named tier's rate for
+    // that market and category only; a tier the card lacks falls back to the first tier.
+    const india = { recipient: '+919876543210', currency: 'USD', pricing: regular('utility'), at: at('2026-11-01') };
+    const micros = (charge: ReturnType<RateCard['chargeOf']>) => (charge.kind === 'charged' ? [charge.micros, charge.tier] : charge.kind);
+    assert.deepEqual(micros(card.chargeOf({ ...india, tiers: new Map([['India|utility', '1000001:MAX']]) })), [1_200, '1000001:MAX']);
+    assert.deepEqual(micros(card.chargeOf({ ...india, tiers: new Map([['India|marketing', '1000001:MAX']]) })), [1_400, '0:1000000']);
+    assert.deepEqual(micros(card.chargeOf({ ...india, tiers: new Map([['India|utility', '25000001:50000000']]) })), [1_400, '0:1000000']);
+    assert.deepEqual(micros(card.chargeOf({ ...india, tiers: new Map() })), [1_400, '0:1000000']);
     // Meta's hyphenated category is the card's underscored one.
     const otp = card.chargeOf({ recipient: '+919876543210', currency: 'USD', pricing: regular('authentication-international'), at: at('2026-11-01') });
     assert.equal(otp.kind === 'charged' && otp.micros, 28_000);

@@ -77,7 +77,7 @@ describe('WhatsApp webhook payloads', () => {
   });
 
   it('skips other products, statuses svc has no state for, and anything malformed', () => {
-    const empty = { messages: [], templates: [], categories: [], accountChanges: [] };
+    const empty = { messages: [], templates: [], categories: [], accountChanges: [], volumeTiers: [] };
     assert.deepEqual(reportsOf({ ...statusOf('1'), object: 'page' }, NOW), empty);
     assert.deepEqual(reportsOf({ entry: statusOf('1').entry }, NOW), empty, 'no object: not WhatsApp');
     const reports = reportsOf(

@@ -10,8 +10,8 @@ import type { HttpContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 
 // Meta's webhook for the WhatsApp Cloud API (CONTRACT §7): the verification handshake, and the
-// signed notifications of message statuses, template statuses and category changes, and number
-// throughput changes. Meta authenticates with the app secret's signature, not an API key. One
+// signed notifications of message statuses, template statuses and category changes, number
+// throughput changes and volume pricing tiers. Meta authenticates with the app secret's signature, not an API key. One
 // Meta app may serve other WABAs and deployments too: what names no project's number or account
 // here is acknowledged and ignored.
 
@@ -75,7 +75,7 @@ export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpConte
         summary: 'WhatsApp webhook notifications',
         description:
           'Message statuses (sent, delivered, read, failed), template statuses and category changes, number ' +
-          'throughput changes, recipients’ messages (replies to svc’s messages, opt-out keywords) and marketing ' +
+          'throughput changes, volume pricing tiers (`account_update`), recipients’ messages (replies to svc’s messages, opt-out keywords) and marketing ' +
           'preferences (`user_preferences`) from Meta, signed with `X-Hub-Signature-256` (HMAC-SHA256 of the body with ' +
           '`SVC_WHATSAPP_APP_SECRET`): unsigned or badly signed posts are 401. Answers 200 once every report is ' +
           'recorded (duplicates, late reports, and reports about numbers or accounts of no project here change ' +
@@ -95,7 +95,7 @@ export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpConte
       } catch {
         throw new ApiError('invalid_json', 'The body is not valid JSON.');
       }
-      const { messages, templates, categories, accountChanges } = reportsOf(payload);
+      const { messages, templates, categories, accountChanges, volumeTiers } = reportsOf(payload);
       const { db } = ctx.database;
       const owners = await projectsSendingFrom(db, [...new Set(messages.map((report) => report.phoneNumberId).filter((id) => id !== undefined))]);
       let missing = 0;
@@ -132,6 +132,8 @@ export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpConte
           });
         }
       }
+      // Volume tiers a WABA reached: its later deliveries are priced at them (costs/volumeTiers.ts).
+      for (const update of volumeTiers) await ctx.inbound({ kind: 'volume_tier', ...update });
       // A number's throughput changed (THROUGHPUT_UPGRADE…): its accounts are checked again at once,
       // by whichever worker process is listening, and the dispatcher's pace follows the new tier.
       let accountsDue = 0;
@@ -150,7 +152,7 @@ export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpConte
         request.log.warn({ missing }, 'WhatsApp statuses for messages not found; Meta will send them again');
         throw new ApiError('unavailable', 'Some statuses name messages that cannot be found yet; send them again later.');
       }
-      const received = messages.length + templates.length + categories.length + accountChanges.length;
+      const received = messages.length + templates.length + categories.length + accountChanges.length + volumeTiers.length;
       return reply.code(200).send({ received: received + inbound.messages.length + inbound.preferences.length + inbound.userIdChanges.length });
     },
   );

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { pricingOf } from '../../domain/pricing.ts';
+import { cardCategory, tierLowerBound } from '../../domain/rateCard.ts';
 import { MAX_CLOCK_SKEW_MS } from '../../domain/reportedTime.ts';
 import { e164Of } from '../../domain/inboundMessages.ts';
 import { isBusinessScopedUserId } from '../../domain/messageRequest.ts';
@@ -9,7 +10,8 @@ import { type Json, object, objects, text } from './json.ts';
 
 // Meta's webhook: the signature check and the payload → reports mapping. Pure: no I/O. Fields
 // (webhooks reference): messages (statuses), message_template_status_update,
-// template_category_update and phone_number_quality_update; anything else is skipped.
+// template_category_update, phone_number_quality_update and account_update's
+// VOLUME_BASED_PRICING_TIER_UPDATE; anything else is skipped.
 
 type MessageReport = Extract<ProviderReport, { kind: 'message' }>;
 
@@ -33,12 +35,32 @@ export interface TemplateCategoryUpdate {
   occurredAt: number;
 }
 
+/**
+ * A WABA reached a volume tier (account_update, event VOLUME_BASED_PRICING_TIER_UPDATE, its
+ * `volume_tier_info`): for one market (`region`) and pricing category, in one month.
+ */
+export interface VolumeTierUpdate {
+  businessAccountId: string;
+  /** The rate card's market: Meta's `region` (India, North America, …). */
+  market: string;
+  /** The rate card's category: Meta's `pricing_category` (UTILITY → utility). */
+  category: string;
+  /** `LOWER:UPPER` as Meta writes it. */
+  tier: string;
+  tierLower: number;
+  /** `effective_month`, `YYYY-MM`. */
+  month: string;
+  /** From when the tier applies: `tier_update_time`, not before the month's start (UTC). */
+  effectiveFrom: number;
+}
+
 export interface WebhookReports {
   messages: MessageReport[];
   templates: TemplateStatusUpdate[];
   categories: TemplateCategoryUpdate[];
   /** WABAs whose numbers' throughput or limits changed (phone_number_quality_update). */
   accountChanges: string[];
+  volumeTiers: VolumeTierUpdate[];
 }
 
 /** `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body, keyed with the app secret>`. */
@@ -171,9 +193,32 @@ function categoryUpdate(value: Json, businessAccountId: string | undefined, occu
   return { providerTemplateId, businessAccountId, category, ...(upcoming && { upcoming }), occurredAt };
 }
 
+const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
+/** A market's name as Meta's rate cards write them (letters, digits, spaces and a little punctuation). */
+const MARKET = /^[\p{L}\p{N}][\p{L}\p{N} .,'&()/-]{0,63}$/u;
+const PRICING_CATEGORY = /^[a-z_]{1,40}$/;
+/** Meta announces a tier for the month it is reached in: a month further ahead than the next is not believed. */
+const MAX_MONTH_AHEAD_MS = 62 * 24 * 3600_000;
+
+function volumeTierUpdate(value: Json, businessAccountId: string | undefined, now: number): VolumeTierUpdate | undefined {
+  const info = object(value.volume_tier_info);
+  if (businessAccountId === undefined || info === undefined) return undefined;
+  const market = typeof info.region === 'string' ? info.region.trim() : undefined;
+  const category = cardCategory(text(info.pricing_category) ?? '');
+  const tier = text(info.tier)?.trim().toUpperCase();
+  const month = text(info.effective_month);
+  const tierLower = tier === undefined ? undefined : tierLowerBound(tier);
+  if (market === undefined || !MARKET.test(market) || !PRICING_CATEGORY.test(category) || tierLower === undefined) return undefined;
+  if (month === undefined || !MONTH.test(month)) return undefined;
+  const monthStart = Date.parse(`${month}-01T00:00:00.000Z`);
+  if (monthStart > now + MAX_MONTH_AHEAD_MS) return undefined;
+  const reachedAt = millisOf(info.tier_update_time, now, monthStart);
+  return { businessAccountId, market, category, tier: tier!, tierLower, month, effectiveFrom: Math.max(monthStart, reachedAt) };
+}
+
 /** Every report a webhook carries; anything unrecognised — another product's object, an unknown field — is skipped. */
 export function reportsOf(payload: unknown, now = Date.now()): WebhookReports {
-  const reports: WebhookReports = { messages: [], templates: [], categories: [], accountChanges: [] };
+  const reports: WebhookReports = { messages: [], templates: [], categories: [], accountChanges: [], volumeTiers: [] };
   const root = object(payload);
   if (root === undefined || root.object !== 'whatsapp_business_account') return reports;
   for (const entry of objects(root.entry)) {
@@ -199,6 +244,12 @@ export function reportsOf(payload: unknown, now = Date.now()): WebhookReports {
         case 'phone_number_quality_update':
           if (businessAccountId !== undefined) reports.accountChanges.push(businessAccountId);
           break;
+        case 'account_update': {
+          // Other account events (violations, partner changes, …) change nothing svc keeps.
+          const update = value.event === 'VOLUME_BASED_PRICING_TIER_UPDATE' ? volumeTierUpdate(value, businessAccountId, now) : undefined;
+          if (update) reports.volumeTiers.push(update);
+          break;
+        }
       }
     }
   }
