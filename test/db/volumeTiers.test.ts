@@ -118,7 +118,8 @@ for (const kind of databaseKinds()) {
         await recordVolumeTier(db, tier('waba-b', '2025-01', '0:1000000', at('2025-01-01T00:00:00Z')));
         await recordVolumeTier(db, tier('waba-a', '2026-11', '0:1000000', at('2026-11-01T00:00:00Z')));
         const rows = await db.selectFrom('volume_tiers').select(['business_account_id', 'month']).orderBy('business_account_id').orderBy('month').execute();
-        assert.deepEqual(rows, [
+        // As plain objects: node:sqlite's rows have no prototype.
+        assert.deepEqual(rows.map((row) => ({ ...row })), [
           { business_account_id: 'waba-a', month: '2025-10' },
           { business_account_id: 'waba-a', month: '2026-11' },
           // Another WABA's rows wait for its own next tier.
