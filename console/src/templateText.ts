@@ -7,13 +7,6 @@ const POSITIONAL = /\{\{\s*(\d+)\s*\}\}/g;
 const NAMED = /\{\{\s*([a-z][a-z0-9_]*)\s*\}\}/g;
 const ANY = /\{\{\s*([^{}\s]+)\s*\}\}/g;
 
-/** How many placeholders a text uses: its highest number (svc requires them without gaps). */
-export function placeholderCount(text: string): number {
-  let highest = 0;
-  for (const match of text.matchAll(POSITIONAL)) highest = Math.max(highest, Number(match[1]));
-  return highest;
-}
-
 /**
  * The placeholders a text really has, each once: numbers in order ("1", "2"…), names in the order
  * they first appear. Only these get an example field or a value field: never one for a {{2}}
@@ -29,12 +22,4 @@ export function placeholdersOf(text: string, format: ParameterFormat): string[] 
 /** The text with each {{key}} replaced by its value, or left as it is when that value is empty. */
 export function fillNamed(text: string, values: Record<string, string>): string {
   return text.replace(ANY, (whole, key: string) => values[key] || whole);
-}
-
-/** The text with each {{n}} replaced by values[n - 1], or left as it is when that value is empty. */
-export function fillPlaceholders(text: string, values: string[]): string {
-  return text.replace(POSITIONAL, (whole, n: string) => {
-    const value = values[Number(n) - 1];
-    return value ? value : whole;
-  });
 }

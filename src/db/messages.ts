@@ -209,10 +209,6 @@ export async function lockMessages(db: Db, dialect: DialectName, ids: string[]):
 
 export type MessageChanges = Partial<Omit<MessageRow, 'id' | 'project_id'>>;
 
-export async function updateMessage(db: Db, id: string, changes: MessageChanges): Promise<void> {
-  await db.updateTable('messages').set(changes).where('id', '=', id).execute();
-}
-
 // PostgreSQL types of the columns a worker changes, for updating many rows in one statement.
 const CHANGEABLE_TYPES: Record<string, string> = {
   status: 'text',

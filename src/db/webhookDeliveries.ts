@@ -28,18 +28,6 @@ export async function insertWebhookDeliveries(db: Db, rows: readonly WebhookDeli
   if (rows.length > 0) await db.insertInto('webhook_deliveries').values([...rows]).execute();
 }
 
-/** The callback URL of each of these projects that has one. */
-export async function findCallbackUrls(db: Db, projectIds: readonly string[]): Promise<Map<string, string>> {
-  if (projectIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('projects')
-    .select(['id', 'callback_url'])
-    .where('id', 'in', [...new Set(projectIds)])
-    .where('callback_url', 'is not', null)
-    .execute();
-  return new Map(rows.map((row) => [row.id, row.callback_url!]));
-}
-
 export type DeliveryProject = Pick<
   ProjectsTable,
   'id' | 'callback_url' | 'webhook_secret_enc' | 'previous_webhook_secret_enc' | 'previous_webhook_secret_expires_at'

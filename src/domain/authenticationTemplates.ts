@@ -11,8 +11,6 @@ import type { ButtonDraft, ComponentDraft } from './templateDrafts.ts';
 import { checkText, parsePlaceholders, quoted } from './templateText.ts';
 
 export const CODE_EXPIRATION_MINUTES = { min: 1, max: 90 } as const;
-/** Meta's limit on a one-time password (it is sent twice: body and button). */
-export const MAX_CODE_LENGTH = 15;
 const MAX_BUTTON_TEXT = 25;
 const MAX_SUPPORTED_APPS = 5;
 const OTP_TYPES = ['COPY_CODE', 'ONE_TAP'] as const;

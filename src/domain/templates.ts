@@ -27,20 +27,16 @@ import { checkText, quoted, type TextComponentType } from './templateText.ts';
 
 export {
   findPlaceholders,
-  placeholderKeys,
   MAX_TEXT_LENGTH,
   parsePlaceholders,
   placeholderCount,
-  type PlaceholderMatch,
   renderText,
-  type TextComponentType,
 } from './templateText.ts';
 
 export type { FieldError, TemplateComponent, TextComponent };
-export type { ButtonDraft, ComponentDraft, TemplateDraft } from './templateDrafts.ts';
+export type { ComponentDraft, TemplateDraft } from './templateDrafts.ts';
 
 export const TEMPLATE_CATEGORIES = ['UTILITY', 'MARKETING', 'AUTHENTICATION'] as const;
-export type TemplateCategory = (typeof TEMPLATE_CATEGORIES)[number];
 export const COMPONENT_TYPES = ['HEADER', 'BODY', 'FOOTER', 'BUTTONS'] as const;
 type ComponentType = (typeof COMPONENT_TYPES)[number];
 

@@ -57,19 +57,6 @@ export function webhookEventOf(status: WebhookStatus): WebhookEvent {
   return EVENT_OF[status];
 }
 
-/**
- * The place of an event in a message's life. Statuses only move forward (QUEUED → SENT →
- * DELIVERED → READ, or FAILED from any state before READ), so this rank orders one message's
- * events as they happened, whichever process or clock recorded them.
- */
-export const EVENT_RANK: Record<(typeof MESSAGE_EVENTS)[number], number> = {
-  'message.sent': 1,
-  'message.delivered': 2,
-  'message.read': 3,
-  'message.failed': 4,
-  'message.canceled': 4,
-};
-
 export interface WebhookPayloadInput {
   status: WebhookStatus;
   messageId: string;

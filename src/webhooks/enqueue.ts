@@ -6,14 +6,6 @@ import { newUuid7 } from '../domain/uuid7.ts';
 import { MESSAGE_EVENTS, type WebhookStatus, webhookEventOf, webhookPayload } from '../domain/webhookPayload.ts';
 import type { Notifier } from '../workers/notifier.ts';
 
-// For a message's events view: its deliveries, and how the API shows one.
-export {
-  listDeliveriesForMessage,
-  type WebhookDelivery,
-  WebhookDeliveryView,
-  webhookDeliveryView,
-} from './deliveryView.ts';
-
 export interface StatusEventForWebhook {
   projectId: string;
   /** message_events.id (prefix evt_). */
