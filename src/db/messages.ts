@@ -361,9 +361,11 @@ export async function listMessages(
 ): Promise<KeyChecked<MessageViewRow[]>> {
   const conditions: [string, ...unknown[]][] = [['project_id = ?', projectId]];
   if (filter.status) conditions.push(['status = ?', filter.status]);
+  let severalRecipients = false;
   if (filter.to) {
     // A recipient is every identity joined to it (a phone and its BSUIDs, an old BSUID and its new one).
     const recipients = filter.toJoined ?? (await withLinkedIdentities(db, projectId, [filter.to]));
+    severalRecipients = recipients.length > 1;
     conditions.push(
       recipients.length <= 1 ? ['recipient = ?', filter.to] : [`recipient in (${recipients.map(() => '?').join(', ')})`, ...recipients],
     );
@@ -380,7 +382,7 @@ export async function listMessages(
     // Several identities of one recipient: SQLite (no statistics) walked the project's index in
     // id order and tested each row's recipient; through the recipient index it reads that
     // person's messages alone and sorts them.
-    const sqliteRead = where.includes('recipient in (') ? read.replace('from messages where', 'from messages indexed by messages_by_project_recipient where') : read;
+    const sqliteRead = severalRecipients ? read.replace('from messages where', 'from messages indexed by messages_by_project_recipient where') : read;
     list = { sqlite: statement(sqliteRead), postgres: postgresStatement(numbered(keyCheckedSql(read, 'r.id desc'))) };
     listStatements.set(where, list);
   }

@@ -73,10 +73,11 @@ function unknownMigrations(applied: string[]): string[] {
  * each with the time it ran — an order that is not always the new one (migrations were written
  * side by side and ran unordered). Renames them and restamps every record in the new order (from
  * the earliest time recorded, a millisecond apart), in one transaction; nothing runs again. A
- * second process doing the same meanwhile finds nothing left to rename.
+ * second process doing the same meanwhile finds nothing left to rename. Returns the names then
+ * recorded.
  */
-async function renameLegacyMigrations(db: Db, applied: string[]): Promise<void> {
-  if (!applied.some((name) => LEGACY_NAMES.has(name))) return;
+async function renameLegacyMigrations(db: Db, applied: string[]): Promise<string[]> {
+  if (!applied.some((name) => LEGACY_NAMES.has(name))) return applied;
   const table = sql.table(MIGRATION_TABLE);
   await db.transaction().execute(async (trx) => {
     const rows = (await sql<{ name: string; timestamp: string }>`select name, timestamp from ${table}`.execute(trx)).rows;
@@ -91,12 +92,12 @@ async function renameLegacyMigrations(db: Db, applied: string[]): Promise<void> 
       await sql`update ${table} set name = ${row.name}, timestamp = ${timestamp} where name = ${row.old}`.execute(trx);
     }
   });
+  return appliedMigrations(db);
 }
 
 /** Brings the schema up to date; refuses a database that newer code has migrated. */
 export async function migrateToLatest(db: Db, dialect: DialectName): Promise<string[]> {
-  await renameLegacyMigrations(db, await appliedMigrations(db));
-  const unknown = unknownMigrations(await appliedMigrations(db));
+  const unknown = unknownMigrations(await renameLegacyMigrations(db, await appliedMigrations(db)));
   if (unknown.length > 0) {
     throw new SchemaError(
       `the database schema is newer than this version of svc (it has ${unknown.join(', ')}); run a newer svc`,
