@@ -55,6 +55,8 @@ export interface WebhookReceiver {
   readonly arrivals: Arrival[];
   /** TCP connections accepted so far (a refused delivery must leave this untouched). */
   readonly connections: number;
+  /** The most requests this receiver held unanswered at one time (`hang`): a high-water mark. */
+  readonly mostHanging: number;
   /** The secrets every signature is checked against. */
   secrets: string[];
   respond: Responder;
@@ -71,6 +73,7 @@ export async function startWebhookReceiver(respond: Responder = ok): Promise<Web
     url: '',
     arrivals,
     connections: 0,
+    mostHanging: 0,
     secrets: [],
     respond,
     arrivalsFor: (deliveryId) => arrivals.filter((arrival) => arrival.deliveryId === deliveryId),
@@ -120,6 +123,7 @@ export async function startWebhookReceiver(respond: Responder = ok): Promise<Web
       const answer = receiver.respond(arrival, nth);
       if (answer.hang) {
         hanging.add(response);
+        (receiver as { mostHanging: number }).mostHanging = Math.max(receiver.mostHanging, hanging.size);
         response.on('close', () => hanging.delete(response));
         return;
       }

@@ -12,7 +12,9 @@ import { hang, ok, startWebhookReceiver, type WebhookReceiver } from '../support
 // origin, and a project's deliveries beyond its share wait unclaimed. The latencies are reported,
 // not asserted.
 
-const TIMEOUT_MS = 10_000;
+// Long enough that no hanging attempt ends while the test runs, however slow the machine: the
+// fast receiver's webhooks arriving at all then proves they did not wait for a hanging one.
+const TIMEOUT_MS = 120_000;
 const SLOW_EVENTS = 60;
 const FAST_EVENTS = 40;
 
@@ -53,10 +55,10 @@ for (const kind of databaseKinds()) {
         // long it keeps the (single) SQLite connection to itself.
         await sleep(5);
       }
-      // Sanity bound only: well before any hanging attempt could even time out.
+      // Well before any hanging attempt could time out.
       await fast.waitFor(
         (arrivals) => [...enqueuedAt.keys()].every((id) => arrivals.some((arrival) => arrival.body.includes(id))),
-        TIMEOUT_MS - 2000,
+        TIMEOUT_MS / 2,
       );
       return [...enqueuedAt].map(([id, start]) => {
         const arrival = fast.arrivals.find((candidate) => candidate.body.includes(id))!;
@@ -79,14 +81,17 @@ for (const kind of databaseKinds()) {
 
       const contended = await fastLatencies('fast beside a hanging receiver', emitSlow);
 
+      // The high-water mark of requests held open at once, not the count of arrivals: on a loaded
+      // machine a hanging attempt may time out and free its slot for the next one, which is
+      // what the cap allows.
       assert.equal(
-        slow.arrivals.length,
+        slow.mostHanging,
         share,
         'the hanging project holds no more than its share of its origin’s attempts',
       );
       t.diagnostic(`fast receiver alone:               ${summary(baseline)}`);
       t.diagnostic(`fast receiver beside a hanging one: ${summary(contended)}`);
-      t.diagnostic(`hanging receiver: ${slow.arrivals.length} attempts open, ${SLOW_EVENTS * 2} deliveries queued`);
+      t.diagnostic(`hanging receiver: at most ${slow.mostHanging} attempts open at once (${slow.arrivals.length} in all), ${SLOW_EVENTS * 2} deliveries queued`);
     });
   });
 }
