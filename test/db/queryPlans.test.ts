@@ -22,7 +22,9 @@ import { describePlan, explainingDb, type ExplainingDb, type PlanNode, planNodes
 // so a plan that walks a global index backwards and filters by project would read every other
 // tenant's rows first. What is asserted is the plan, never a time.
 
-const SHAPE = { projects: 10, messages: 20_000, oldTenantMessages: 2_000, deliveryBacklog: 2_000 };
+// 20,000 messages in `npm test`; `SVC_TEST_PLAN_MESSAGES=1000000` runs the same assertions at a
+// million (each message with its 3 events, 3 deliveries and 3 attempts: ten million rows).
+const SHAPE = { projects: 10, messages: Number(process.env.SVC_TEST_PLAN_MESSAGES ?? 20_000), oldTenantMessages: 2_000, deliveryBacklog: 2_000 };
 // The old tenant's messages are 1…2,000: a cursor deep in its history, and the time filters' bounds.
 const AN_OLD_MESSAGE = bulkMessageId(1_900);
 const AN_OLD_DELIVERY = bulkDeliveryId(1_900, 2);
