@@ -28,7 +28,8 @@ export async function startServiceProcess(env: Record<string, string>, args = ['
   });
   const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start within 20 s:\n${output}`)), 20_000);
+    // A bound for a process that never starts, not a measure: generous for a loaded machine.
+    const timer = setTimeout(() => reject(new Error(`no start within 120 s:\n${output}`)), 120_000);
     const look = () => {
       const line = output.split('\n').find((candidate) => candidate.includes('"msg":"svc started"'));
       if (line) {
