@@ -27,15 +27,23 @@ for (const kind of databaseKinds()) {
     const today = Date.now() - (Date.now() % DAY);
     const range = `from=${new Date(today - 2 * DAY).toISOString()}&to=${new Date(today + DAY).toISOString()}`;
 
+    /** A job as a worker process builds it (each process its own), run here with the test's clock. */
+    function aProcessJob(registry = new Registry()): Job {
+      const { config, database, provider, logger } = server.app;
+      const every6h = { ...config, cost: { ...config.cost, reconcileIntervalMs: 6 * 3_600_000 } };
+      const made = createCostReconciliationJob({ config: every6h, database, provider, logger, metrics: registry, encryptionKey: Buffer.from(TEST_ENCRYPTION_KEY, 'base64') });
+      assert.ok(made, 'the WhatsApp provider has pricing_analytics');
+      return made;
+    }
+
     before(async () => {
-      setup = await startWhatsApp(kind);
+      // The server's own workers do not reconcile (off): the test's jobs run on the test's clock.
+      setup = await startWhatsApp(kind, { env: { SVC_COST_RECONCILE_INTERVAL: 'off' } });
       ({ fake, server } = setup);
       ({ key } = await connectedProject(server));
       await approvedWhatsAppTemplate(server, fake, key, 'spring_sale', 'MARKETING');
       metrics = new Registry();
-      const { config, database, provider, logger } = server.app;
-      job = createCostReconciliationJob({ config, database, provider, logger, metrics, encryptionKey: Buffer.from(TEST_ENCRYPTION_KEY, 'base64') })!;
-      assert.ok(job, 'the WhatsApp provider has pricing_analytics');
+      job = aProcessJob(metrics);
     });
     after(() => setup.close());
 
