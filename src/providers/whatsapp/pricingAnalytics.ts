@@ -76,7 +76,7 @@ export async function pricingAnalytics(client: GraphClient, query: PricingAnalyt
         if (point) points.push(point);
       }
     }
-    page = nextPage(list.paging?.next);
+    page = nextPage(list.paging?.next ?? answer.body?.paging?.next);
   }
   return { kind: 'ok', points };
 }
