@@ -4,7 +4,8 @@ import { countryOfRecipient, marketCandidates } from './pricingMarkets.ts';
 
 // The operator's rate card: what Meta charges per delivered message, by currency, market,
 // pricing category, volume tier and effective date — Meta's rate card and volume-tier CSVs
-// flattened to one rate per line:
+// flattened to one rate per line (svc's own layout; Meta's files as published are read into the
+// same lines by costs/metaRateCard.ts):
 //
 //   effective_date,currency,market,category,tier,rate
 //   2026-10-01,USD,India,marketing,0:MAX,0.0118
