@@ -6429,7 +6429,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description E.164 with the leading +. */
+                    /** @description E.164 with the leading +, or a business-scoped user id. */
                     phoneNumber: string;
                     /** @description Why, for your records. */
                     reason?: string;
@@ -6545,7 +6545,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description E.164, URL-encoded (`%2B5511987654321`). */
+                /** @description E.164, URL-encoded (`%2B5511987654321`), or a business-scoped user id (`US.13491208655302741918`). */
                 phoneNumber: string;
             };
             cookie?: never;
@@ -6676,7 +6676,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description E.164, URL-encoded (`%2B5511987654321`). */
+                /** @description E.164, URL-encoded (`%2B5511987654321`), or a business-scoped user id (`US.13491208655302741918`). */
                 phoneNumber: string;
             };
             cookie?: never;

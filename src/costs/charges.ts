@@ -9,7 +9,7 @@ import { type Charge, fromMicros, MICROS, type RateCard } from '../domain/rateCa
 // counted once it is both delivered and priced (whichever report comes last), under the UTC day
 // of its delivery. A later report that changes its pricing takes the first count back.
 
-/** The rate card and the WABA's currency (SVC_RATE_CARD_CURRENCY). */
+/** The rate card, and the currency of a WABA whose own svc does not know (SVC_RATE_CARD_CURRENCY). */
 export interface CostPricing {
   card: RateCard;
   currency: string;
@@ -27,12 +27,19 @@ export interface ChargeUpdate {
   deltas: CostDelta[];
 }
 
-function chargeAt(pricing: CostPricing, message: MessageRow, pricingJson: string, deliveredAt: number, tiers?: ReadonlyMap<string, string>): Charge {
+function chargeAt(
+  pricing: CostPricing,
+  message: MessageRow,
+  pricingJson: string,
+  deliveredAt: number,
+  currency: string,
+  tiers?: ReadonlyMap<string, string>,
+): Charge {
   return pricing.card.chargeOf({
     recipient: message.recipient,
     pricing: JSON.parse(pricingJson) as MessagePricing,
     at: deliveredAt,
-    currency: pricing.currency,
+    currency,
     ...(tiers && { tiers }),
   });
 }
@@ -55,28 +62,31 @@ function deltaOf(charge: Charge, message: MessageRow, deliveredAt: number, sign:
 
 /**
  * The cost column and counter changes for a message whose report leaves it with `after`
- * (its pricing JSON and delivery time, either possibly new). `tiers`: the volume tiers in force
- * for its WABA at its delivery (`market|category` → tier; db/volumeTiers.ts), when known.
+ * (its pricing JSON and delivery time, either possibly new). `currency` and `tiers`: its WABA's
+ * currency and the volume tiers in force for it at its delivery (`market|category` → tier;
+ * db/volumeTiers.ts), when known; an unknown currency is SVC_RATE_CARD_CURRENCY.
  */
 export function chargeUpdate(
   pricing: CostPricing,
   message: MessageRow,
-  after: { pricing: string | null; deliveredAt: number | null; tiers?: ReadonlyMap<string, string> },
+  after: { pricing: string | null; deliveredAt: number | null; currency?: string | null; tiers?: ReadonlyMap<string, string> },
 ): ChargeUpdate {
   const before = { pricing: message.pricing ?? null, deliveredAt: message.delivered_at };
   const wasCounted = before.pricing !== null && before.deliveredAt !== null;
   const isCounted = after.pricing !== null && after.deliveredAt !== null;
   if (wasCounted === isCounted && before.pricing === after.pricing && before.deliveredAt === after.deliveredAt) return { deltas: [] };
   const deltas: CostDelta[] = [];
+  const currency = after.currency ?? pricing.currency;
   if (wasCounted) {
-    // Taken back at the amount it was counted with (the card may have changed since).
+    // Taken back at the amount and in the currency it was counted with (the card may have
+    // changed since; a free message's currency is its WABA's, which does not change).
     const stored = message.cost ? (JSON.parse(message.cost) as StoredCost) : undefined;
-    const old = chargeAt(pricing, message, before.pricing!, before.deliveredAt!);
+    const old = chargeAt(pricing, message, before.pricing!, before.deliveredAt!, stored?.currency ?? currency);
     deltas.push(deltaOf(old, message, before.deliveredAt!, -1, stored ? Math.round(stored.amount * MICROS) : 0));
   }
   let cost: string | null = null;
   if (isCounted) {
-    const charge = chargeAt(pricing, message, after.pricing!, after.deliveredAt!, after.tiers);
+    const charge = chargeAt(pricing, message, after.pricing!, after.deliveredAt!, currency, after.tiers);
     deltas.push(deltaOf(charge, message, after.deliveredAt!, 1));
     if (charge.kind === 'charged') cost = JSON.stringify({ amount: fromMicros(charge.micros), currency: charge.currency } satisfies StoredCost);
   }

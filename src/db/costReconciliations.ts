@@ -28,19 +28,19 @@ export async function listReconciliations(db: Db, projectId: string, range: { fr
     .execute();
 }
 
-/** Projects whose provider account names a WhatsApp Business Account, a page at a time in id order. */
+/** Projects whose provider account names a WhatsApp Business Account (and its currency, when known), a page at a time in id order. */
 export async function accountsToReconcile(
   db: Db,
   after: string,
   limit: number,
-): Promise<{ project_id: string; business_account_id: string }[]> {
+): Promise<{ project_id: string; business_account_id: string; currency: string | null }[]> {
   const rows = await db
     .selectFrom('provider_accounts')
-    .select(['project_id', 'business_account_id'])
+    .select(['project_id', 'business_account_id', 'currency'])
     .where('business_account_id', 'is not', null)
     .where('project_id', '>', after)
     .orderBy('project_id')
     .limit(limit)
     .execute();
-  return rows.map((row) => ({ project_id: row.project_id, business_account_id: row.business_account_id! }));
+  return rows.map((row) => ({ project_id: row.project_id, business_account_id: row.business_account_id!, currency: row.currency ?? null }));
 }

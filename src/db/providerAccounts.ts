@@ -13,7 +13,7 @@ export const PROVIDER_ACCOUNT_REFRESH_MS = 60 * 60_000;
 
 type AccountColumns = Pick<
   ProviderAccountRow,
-  'business_account_id' | 'display_phone_number' | 'verified_name' | 'quality_rating' | 'webhooks_subscribed' | 'problem'
+  'business_account_id' | 'display_phone_number' | 'verified_name' | 'quality_rating' | 'webhooks_subscribed' | 'problem' | 'currency'
 >;
 
 /** The columns an account check fills. */
@@ -25,6 +25,7 @@ export function accountColumns(account: ProviderAccount): AccountColumns {
     quality_rating: account.qualityRating,
     webhooks_subscribed: account.webhooksSubscribed ? 1 : 0,
     problem: account.problem ? JSON.stringify(account.problem) : null,
+    currency: account.currency ?? null,
   };
 }
 

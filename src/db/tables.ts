@@ -363,6 +363,16 @@ export interface ProviderAccountsTable {
   checked_at: number | null;
   /** When to ask again. */
   check_due_at: number;
+  /** The WABA's currency (ISO 4217) as the provider reports it; null: not known (SVC_RATE_CARD_CURRENCY applies). */
+  currency?: string | null;
+}
+
+export interface JobLeasesTable {
+  name: string;
+  /** The worker process running the job; null between runs. */
+  holder: string | null;
+  lease_expires_at: number;
+  next_run_at: number;
 }
 
 export interface SendRateWindowsTable {
@@ -416,5 +426,6 @@ export interface Tables {
   worker_heartbeats: WorkerHeartbeatsTable;
   provider_accounts: ProviderAccountsTable;
   retention_state: RetentionStateTable;
+  job_leases: JobLeasesTable;
   recipient_links: RecipientLinksTable;
 }

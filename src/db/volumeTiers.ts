@@ -61,27 +61,39 @@ export async function recordVolumeTier(db: Db, row: VolumeTierRow): Promise<'app
   });
 }
 
+/** How a project's delivered message is priced: its WABA's currency (null: unknown) and volume tiers in force. */
+export interface PricingAccount {
+  currency: string | null;
+  /** `market|category` → `LOWER:UPPER`. */
+  tiers: Map<string, string>;
+}
+
 /**
- * The tiers in force at `at` for the WABA a project sends through (its provider account's
- * business account), `market|category` → `LOWER:UPPER`: of the tiers of `at`'s UTC month
- * effective by then, the highest. One statement: the project's account row by its key, then that
- * WABA's month by the primary key's prefix.
+ * The currency of the WABA a project sends through (its provider account) and the tiers in force
+ * for it at `at`, `market|category` → `LOWER:UPPER`: of the tiers of `at`'s UTC month effective
+ * by then, the highest. One statement: the project's account row by its key, then that WABA's
+ * month by the primary key's prefix.
  */
-export async function volumeTiersOfProjectAt(db: Db, projectId: string, at: number): Promise<Map<string, string>> {
+export async function pricingAccountOfProjectAt(db: Db, projectId: string, at: number): Promise<PricingAccount> {
+  const month = new Date(at).toISOString().slice(0, 7);
   const rows = await db
     .selectFrom('provider_accounts')
-    .innerJoin('volume_tiers', 'volume_tiers.business_account_id', 'provider_accounts.business_account_id')
-    .select(['volume_tiers.market', 'volume_tiers.category', 'volume_tiers.tier', 'volume_tiers.tier_lower'])
+    .leftJoin('volume_tiers', (join) =>
+      join
+        .onRef('volume_tiers.business_account_id', '=', 'provider_accounts.business_account_id')
+        .on('volume_tiers.month', '=', month)
+        .on('volume_tiers.effective_from', '<=', at),
+    )
+    .select(['provider_accounts.currency', 'volume_tiers.market', 'volume_tiers.category', 'volume_tiers.tier', 'volume_tiers.tier_lower'])
     .where('provider_accounts.project_id', '=', projectId)
-    .where('volume_tiers.month', '=', new Date(at).toISOString().slice(0, 7))
-    .where('volume_tiers.effective_from', '<=', at)
     .execute();
   const highest = new Map<string, { tier: string; lower: number }>();
   for (const row of rows) {
+    if (row.tier === null || row.market === null || row.category === null) continue;
     const key = `${row.market}|${row.category}`;
     const lower = Number(row.tier_lower);
     const known = highest.get(key);
     if (!known || lower > known.lower) highest.set(key, { tier: row.tier, lower });
   }
-  return new Map([...highest].map(([key, { tier }]) => [key, tier]));
+  return { currency: rows[0]?.currency ?? null, tiers: new Map([...highest].map(([key, { tier }]) => [key, tier])) };
 }

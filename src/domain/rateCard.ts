@@ -1,9 +1,11 @@
+import { type CsvRow, csvRows } from './csv.ts';
 import type { MessagePricing } from './pricing.ts';
 import { countryOfRecipient, marketCandidates } from './pricingMarkets.ts';
 
 // The operator's rate card: what Meta charges per delivered message, by currency, market,
 // pricing category, volume tier and effective date — Meta's rate card and volume-tier CSVs
-// flattened to one rate per line:
+// flattened to one rate per line (svc's own layout; Meta's files as published are read into the
+// same lines by costs/metaRateCard.ts):
 //
 //   effective_date,currency,market,category,tier,rate
 //   2026-10-01,USD,India,marketing,0:MAX,0.0118
@@ -40,6 +42,12 @@ export interface RateCardLine {
   rate: string;
 }
 
+/** A rate and where it was read (file and line), to name it in an error. */
+export interface RateCardEntry {
+  line: RateCardLine;
+  at: string;
+}
+
 export class RateCardError extends Error {
   override name = 'RateCardError';
 }
@@ -51,27 +59,18 @@ const TIER = /^(\d{1,12}):(\d{1,12}|MAX)$/;
 const RATE = /^\d{1,9}(\.\d{1,6})?$/;
 const CATEGORY = /^[a-z_]{1,40}$/;
 
-/** One CSV line's fields (double quotes allowed around a field, "" inside one). */
-function fieldsOf(line: string): string[] {
-  const fields: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const char = line[i]!;
-    if (quoted) {
-      if (char === '"' && line[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (char === '"') quoted = false;
-      else field += char;
-    } else if (char === '"') quoted = true;
-    else if (char === ',') {
-      fields.push(field.trim());
-      field = '';
-    } else field += char;
+function checkLine(line: RateCardLine, at: string): void {
+  if (!DATE.test(line.effectiveDate) || Number.isNaN(Date.parse(line.effectiveDate))) {
+    throw new RateCardError(`${at}: effective_date must be a date YYYY-MM-DD, got "${line.effectiveDate}"`);
   }
-  fields.push(field.trim());
-  return fields;
+  if (!CURRENCY.test(line.currency)) throw new RateCardError(`${at}: currency must be an ISO 4217 code (USD), got "${line.currency}"`);
+  if (line.market === '' || line.market.length > 64) throw new RateCardError(`${at}: market must be a name of 1 to 64 characters`);
+  if (!CATEGORY.test(line.category)) throw new RateCardError(`${at}: category must be a pricing category (marketing, utility, …), got "${line.category}"`);
+  const tier = TIER.exec(line.tier);
+  if (!tier || (tier[2] !== 'MAX' && Number(tier[2]) < Number(tier[1]))) {
+    throw new RateCardError(`${at}: tier must be LOWER:UPPER (0:MAX, 0:750000), got "${line.tier}"`);
+  }
+  if (!RATE.test(line.rate)) throw new RateCardError(`${at}: rate must be a non-negative decimal with at most 6 places, got "${line.rate}"`);
 }
 
 /** What one message costs by the card, or why it costs nothing / cannot be priced. */
@@ -111,54 +110,49 @@ export class RateCard {
     }
   }
 
-  /** Parses a card; throws RateCardError naming the line of the first mistake. */
+  /** Parses a card in svc's layout (one rate per line); throws RateCardError naming the line of the first mistake. */
   static parse(text: string, source = 'rate card'): RateCard {
-    const raw = text.replace(/^\uFEFF/, '').split(/\r?\n/);
-    let header: string[] | undefined;
-    const lines: RateCardLine[] = [];
-    const seen = new Set<string>();
-    for (const [index, content] of raw.entries()) {
-      const at = `${source}, line ${index + 1}`;
-      if (content.trim() === '' || content.trimStart().startsWith('#')) continue;
-      const fields = fieldsOf(content);
-      if (!header) {
-        header = fields.map((name) => name.toLowerCase().replaceAll(' ', '_'));
-        for (const column of COLUMNS) {
-          if (column !== 'tier' && !header.includes(column)) throw new RateCardError(`${at}: the header lacks the column ${column}`);
-        }
-        continue;
-      }
+    return RateCard.fromLines(RateCard.entriesOf(csvRows(text), source), source);
+  }
+
+  /** The rates of rows in svc's layout, the first being the header (checked by fromLines). */
+  static entriesOf(rows: readonly CsvRow[], source: string): RateCardEntry[] {
+    const [first, ...rest] = rows;
+    if (!first) throw new RateCardError(`${source}: empty (a header line and at least one rate are needed)`);
+    const header = first.fields.map((name) => name.toLowerCase().replaceAll(' ', '_'));
+    for (const column of COLUMNS) {
+      if (column !== 'tier' && !header.includes(column)) throw new RateCardError(`${source}, line ${first.line}: the header lacks the column ${column}`);
+    }
+    return rest.map((row) => {
       const get = (column: (typeof COLUMNS)[number]) => {
-        const position = header!.indexOf(column);
-        return position === -1 ? '' : (fields[position] ?? '');
+        const position = header.indexOf(column);
+        return position === -1 ? '' : (row.fields[position] ?? '');
       };
-      const line: RateCardLine = {
-        effectiveDate: get('effective_date'),
-        currency: get('currency').toUpperCase(),
-        market: get('market'),
-        category: cardCategory(get('category')),
-        tier: get('tier') === '' ? '0:MAX' : get('tier').toUpperCase(),
-        rate: get('rate').replace(/^\$/, ''),
+      return {
+        at: `${source}, line ${row.line}`,
+        line: {
+          effectiveDate: get('effective_date'),
+          currency: get('currency').toUpperCase(),
+          market: get('market'),
+          category: cardCategory(get('category')),
+          tier: get('tier') === '' ? '0:MAX' : get('tier').toUpperCase(),
+          rate: get('rate').replace(/^\$/, ''),
+        },
       };
-      if (!DATE.test(line.effectiveDate) || Number.isNaN(Date.parse(line.effectiveDate))) {
-        throw new RateCardError(`${at}: effective_date must be a date YYYY-MM-DD, got "${line.effectiveDate}"`);
-      }
-      if (!CURRENCY.test(line.currency)) throw new RateCardError(`${at}: currency must be an ISO 4217 code (USD), got "${line.currency}"`);
-      if (line.market === '' || line.market.length > 64) throw new RateCardError(`${at}: market must be a name of 1 to 64 characters`);
-      if (!CATEGORY.test(line.category)) throw new RateCardError(`${at}: category must be a pricing category (marketing, utility, …), got "${line.category}"`);
-      const tier = TIER.exec(line.tier);
-      if (!tier || (tier[2] !== 'MAX' && Number(tier[2]) < Number(tier[1]))) {
-        throw new RateCardError(`${at}: tier must be LOWER:UPPER (0:MAX, 0:750000), got "${line.tier}"`);
-      }
-      if (!RATE.test(line.rate)) throw new RateCardError(`${at}: rate must be a non-negative decimal with at most 6 places, got "${line.rate}"`);
+    });
+  }
+
+  /** A card of these rates, each checked; throws RateCardError naming where the first mistake is (`at`). */
+  static fromLines(entries: readonly RateCardEntry[], source: string): RateCard {
+    const seen = new Set<string>();
+    for (const { at, line } of entries) {
+      checkLine(line, at);
       const key = [line.effectiveDate, line.currency, line.market, line.category, line.tier].join('|');
       if (seen.has(key)) throw new RateCardError(`${at}: a second rate for ${key.replaceAll('|', ', ')}`);
       seen.add(key);
-      lines.push(line);
     }
-    if (!header) throw new RateCardError(`${source}: empty (a header line and at least one rate are needed)`);
-    if (lines.length === 0) throw new RateCardError(`${source}: no rates`);
-    return new RateCard(source, lines);
+    if (entries.length === 0) throw new RateCardError(`${source}: no rates`);
+    return new RateCard(source, entries.map((entry) => entry.line));
   }
 
   /**

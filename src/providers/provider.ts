@@ -238,6 +238,8 @@ export interface ProviderAccount {
   /** Whether the provider sends this account's status reports to svc. */
   webhooksSubscribed: boolean;
   problem: AccountProblem | null;
+  /** The currency the provider bills the account in (ISO 4217); null or absent: unknown (SVC_RATE_CARD_CURRENCY). */
+  currency?: string | null;
 }
 
 export interface AccountQuery {

@@ -1,5 +1,5 @@
 import { type CostPricing, chargeUpdate } from '../costs/charges.ts';
-import { volumeTiersOfProjectAt } from '../db/volumeTiers.ts';
+import { pricingAccountOfProjectAt } from '../db/volumeTiers.ts';
 import type { Database, Db } from '../db/database.ts';
 import { addCosts, type CostDelta } from '../db/messageCosts.ts';
 import { GroupCommitter } from '../db/groupCommit.ts';
@@ -94,13 +94,13 @@ export class OutcomeRecorder {
         } else {
           // Its delivery was reported first (the sandbox's report can overtake this commit): the
           // pricing that comes now makes it charged (costs/charges.ts, whichever comes last).
-          const tiers =
+          const account =
             this.#costs && pricing.pricing !== undefined && message.delivered_at !== null
-              ? await volumeTiersOfProjectAt(trx, message.project_id, message.delivered_at)
+              ? await pricingAccountOfProjectAt(trx, message.project_id, message.delivered_at)
               : undefined;
           const charge =
             this.#costs && pricing.pricing !== undefined
-              ? chargeUpdate(this.#costs, message, { pricing: pricing.pricing, deliveredAt: message.delivered_at, ...(tiers && tiers.size > 0 && { tiers }) })
+              ? chargeUpdate(this.#costs, message, { pricing: pricing.pricing, deliveredAt: message.delivered_at, ...account })
               : undefined;
           if (charge) costs.push(...charge.deltas);
           updates.push({

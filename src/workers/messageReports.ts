@@ -6,7 +6,7 @@ import type { MessageRow } from '../db/messages.ts';
 import { findProject, projectsSendingFrom } from '../db/projects.ts';
 import { linkIdentities } from '../db/recipientLinks.ts';
 import { lockReportedMessages } from '../db/reportedMessages.ts';
-import { volumeTiersOfProjectAt } from '../db/volumeTiers.ts';
+import { pricingAccountOfProjectAt } from '../db/volumeTiers.ts';
 import { isBusinessScopedUserId } from '../domain/messageRequest.ts';
 import { transitionsForReport } from '../domain/messageStatus.ts';
 import { reportedTime } from '../domain/reportedTime.ts';
@@ -138,8 +138,8 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
       const afterPricing = pricing ?? message.pricing ?? null;
       // Priced now (newly delivered or newly priced): at its WABA's volume tier in force then, if Meta named one.
       const pricedNow = afterPricing !== null && deliveredAt !== null && (afterPricing !== (message.pricing ?? null) || message.delivered_at === null);
-      const tiers = deps.costs && pricedNow ? await volumeTiersOfProjectAt(trx, message.project_id, deliveredAt) : undefined;
-      const charge = deps.costs && chargeUpdate(deps.costs, message, { pricing: afterPricing, deliveredAt, ...(tiers && tiers.size > 0 && { tiers }) });
+      const account = deps.costs && pricedNow ? await pricingAccountOfProjectAt(trx, message.project_id, deliveredAt) : undefined;
+      const charge = deps.costs && chargeUpdate(deps.costs, message, { pricing: afterPricing, deliveredAt, ...account });
       if (charge) costs.push(...charge.deltas);
       const newCost = charge?.cost !== undefined ? { cost: charge.cost } : undefined;
       if (transitions.length === 0) {

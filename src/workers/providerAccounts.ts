@@ -44,7 +44,10 @@ export function createProviderAccountJob(deps: Pick<WorkerDeps, 'database' | 'pr
       await recordProviderAccountRefresh(db, row.project_id, at, { ...due, problem });
       return;
     }
-    await recordProviderAccountRefresh(db, row.project_id, at, { ...accountColumns(check.account), ...due }, check.account.messagesPerSecond);
+    // A currency Meta did not show this time keeps the one read before (a WABA's currency never changes).
+    const { currency, ...columns } = accountColumns(check.account);
+    const changes = { ...columns, ...(currency !== null && { currency }), ...due };
+    await recordProviderAccountRefresh(db, row.project_id, at, changes, check.account.messagesPerSecond);
   }
 
   return {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.ts';
 import { insertProject } from '../../src/db/projects.ts';
-import { recordVolumeTier, type VolumeTierRow, volumeTiersOfProjectAt } from '../../src/db/volumeTiers.ts';
+import { pricingAccountOfProjectAt, recordVolumeTier, type VolumeTierRow } from '../../src/db/volumeTiers.ts';
 import { MAX_CLOCK_SKEW_MS } from '../../src/domain/reportedTime.ts';
 import { reportsOf } from '../../src/providers/whatsapp/webhook.ts';
 import { databaseKinds, testProjectRow, withMigratedDatabase } from '../support/databases.ts';
@@ -99,7 +99,7 @@ for (const kind of databaseKinds()) {
         assert.equal(await recordVolumeTier(db, tier('waba-a', '2026-11', '1000001:MAX', reached + 60_000)), 'unchanged');
         // The lower tier, reported late: kept, but the higher one prices.
         assert.equal(await recordVolumeTier(db, tier('waba-a', '2026-11', '0:1000000', at('2026-11-01T00:00:00Z'))), 'applied');
-        const tiers = (projectId: string, when: string) => volumeTiersOfProjectAt(db, projectId, at(when)).then((map) => Object.fromEntries(map));
+        const tiers = (projectId: string, when: string) => pricingAccountOfProjectAt(db, projectId, at(when)).then((account) => Object.fromEntries(account.tiers));
         assert.deepEqual(await tiers('prj_a', '2026-11-20T00:00:00Z'), { 'India|utility': '1000001:MAX' });
         assert.deepEqual(await tiers('prj_a', '2026-11-10T07:59:59Z'), { 'India|utility': '0:1000000' });
         assert.deepEqual(await tiers('prj_a', '2026-12-01T00:00:00Z'), {}, 'a new month starts from the first tier');
@@ -154,7 +154,7 @@ for (const kind of databaseKinds()) {
         }
         const explaining = explainingDb(database);
         try {
-          await volumeTiersOfProjectAt(explaining.db, 'prj_1234', at('2026-11-20T00:00:00Z'));
+          await pricingAccountOfProjectAt(explaining.db, 'prj_1234', at('2026-11-20T00:00:00Z'));
           await recordVolumeTier(explaining.db, tier('waba-1234', '2026-11', '1000001:MAX', 0));
           const plans = explaining.take();
           assert.ok(plans.length >= 4, `the read, and the write's statements: ${plans.map((p) => p.sql).join('\n')}`);

@@ -91,7 +91,8 @@ export type FakeRoute =
   | 'get_template'
   | 'upload_session'
   | 'upload'
-  | 'pricing_analytics';
+  | 'pricing_analytics'
+  | 'business_account';
 
 /**
  * A data point of `pricing_analytics` (Meta's analytics reference): messages delivered in
@@ -234,12 +235,17 @@ export class FakeGraphApi {
 
   /** What Meta's pricing_analytics says each WABA was charged (tests fill it, as Meta's billing would). */
   readonly pricing = new Map<string, FakePricingPoint[]>();
+  /** Data points per page of a pricing_analytics answer; more follow behind `paging.next`, as the Graph API pages lists. */
+  pricingPageSize = 1000;
+  /** Each WABA's billing currency (GET /{waba-id}?fields=currency); USD unless a test sets another. */
+  readonly currencies = new Map<string, string>();
 
   /**
    * GET /{waba-id}?fields=pricing_analytics…: the WABA's data points starting in [start, end),
    * newest first as Meta lists them, in one `data` entry; without the TIER dimension, no `tier`.
    */
-  #pricingAnalytics(waba: string, fields: string): FakeAnswer {
+  #pricingAnalytics(waba: string, query: URLSearchParams): FakeAnswer {
+    const fields = query.get('fields')!;
     const filters = pricingAnalyticsFilters(fields);
     if (typeof filters === 'string') return graphError(400, 100, 'Invalid parameter', filters);
     const points = (this.pricing.get(waba) ?? [])
@@ -250,7 +256,14 @@ export class FakeGraphApi {
         ...(filters.dimensions.includes('TIER') && tier !== undefined && { tier }),
         ...(filters.dimensions.includes('PHONE') && phone_number !== undefined && { phone_number }),
       }));
-    return { status: 200, body: { pricing_analytics: { data: [{ data_points: points }] }, id: waba } };
+    // Paged like any Graph API list: cursors, and `next` (the same request from the next cursor) while more follow.
+    const from = query.get('after') === null ? 0 : Number(Buffer.from(query.get('after')!, 'base64url').toString());
+    const page = points.slice(from, from + this.pricingPageSize);
+    const after = Buffer.from(String(from + this.pricingPageSize)).toString('base64url');
+    const more = from + this.pricingPageSize < points.length;
+    const next = `https://graph.facebook.com/${this.apiVersion}/${waba}?${new URLSearchParams({ fields, after, access_token: 'EAAG-in-the-link' })}`;
+    const paging = { cursors: { before: 'MAZDZD', after }, ...(more && { next }) };
+    return { status: 200, body: { pricing_analytics: { data: [{ data_points: page }], paging }, id: waba } };
   }
 
   async start(): Promise<this> {
@@ -373,6 +386,7 @@ export class FakeGraphApi {
       if (method === 'DELETE') return 'delete_template';
     }
     if (method === 'GET' && edge === undefined && request.query.get('fields')?.startsWith('pricing_analytics')) return 'pricing_analytics';
+    if (method === 'GET' && edge === undefined && this.wabas.has(node)) return 'business_account';
     // A node read by id is a template or, failing that, a phone number (both answer "no such object").
     if (method === 'GET' && edge === undefined) return this.templates.has(node) ? 'get_template' : 'phone_number';
     return undefined;
@@ -443,7 +457,14 @@ export class FakeGraphApi {
       case 'upload':
         return this.#upload(node, request);
       case 'pricing_analytics':
-        return refused(node) ?? this.#pricingAnalytics(node, request.query.get('fields')!);
+        return refused(node) ?? this.#pricingAnalytics(node, request.query);
+      case 'business_account': {
+        // The WhatsApp Business Account node: the fields asked for (Meta's reference lists currency, name, timezone_id, …).
+        if (refused(node)) return refused(node)!;
+        const known: Record<string, unknown> = { name: 'Acme WABA', currency: this.currencies.get(node) ?? 'USD', timezone_id: '1' };
+        const asked = (request.query.get('fields') ?? 'name').split(',').filter((field) => field in known);
+        return { status: 200, body: { id: node, ...Object.fromEntries(asked.map((field) => [field, known[field]])) } };
+      }
       case 'get_template': {
         const template = this.templates.get(node);
         if (!template || !reaches(template.waba)) return noSuchObject(node);

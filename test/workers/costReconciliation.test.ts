@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
+import { takeJobLease } from '../../src/db/jobLeases.ts';
 import { createCostReconciliationJob } from '../../src/workers/costReconciliation.ts';
+import { createProviderAccountJob } from '../../src/workers/providerAccounts.ts';
 import type { Job } from '../../src/workers/loop.ts';
 import { databaseKinds } from '../support/databases.ts';
 import { FAKE_WABA_ID, type FakeGraphApi, graphError } from '../support/fakeGraphApi.ts';
@@ -27,15 +29,23 @@ for (const kind of databaseKinds()) {
     const today = Date.now() - (Date.now() % DAY);
     const range = `from=${new Date(today - 2 * DAY).toISOString()}&to=${new Date(today + DAY).toISOString()}`;
 
+    /** A job as a worker process builds it (each process its own), run here with the test's clock. */
+    function aProcessJob(registry = new Registry()): Job {
+      const { config, database, provider, logger } = server.app;
+      const every6h = { ...config, cost: { ...config.cost, reconcileIntervalMs: 6 * 3_600_000 } };
+      const made = createCostReconciliationJob({ config: every6h, database, provider, logger, metrics: registry, encryptionKey: Buffer.from(TEST_ENCRYPTION_KEY, 'base64') });
+      assert.ok(made, 'the WhatsApp provider has pricing_analytics');
+      return made;
+    }
+
     before(async () => {
-      setup = await startWhatsApp(kind);
+      // The server's own workers do not reconcile (off): the test's jobs run on the test's clock.
+      setup = await startWhatsApp(kind, { env: { SVC_COST_RECONCILE_INTERVAL: 'off' } });
       ({ fake, server } = setup);
       ({ key } = await connectedProject(server));
       await approvedWhatsAppTemplate(server, fake, key, 'spring_sale', 'MARKETING');
       metrics = new Registry();
-      const { config, database, provider, logger } = server.app;
-      job = createCostReconciliationJob({ config, database, provider, logger, metrics, encryptionKey: Buffer.from(TEST_ENCRYPTION_KEY, 'base64') })!;
-      assert.ok(job, 'the WhatsApp provider has pricing_analytics');
+      job = aProcessJob(metrics);
     });
     after(() => setup.close());
 
@@ -101,6 +111,78 @@ for (const kind of databaseKinds()) {
       const afterwards = (await server.call('GET', `/v1/analytics/cost/reconciliation?${range}`, { key })).body;
       assert.deepEqual(afterwards, before);
       assert.match(await metrics.getSingleMetricAsString('svc_cost_reconciliation_days_total'), /result="unavailable"} 1/);
+    });
+
+    it('follows Meta’s paging of a long answer to its last page, with svc’s own token and Graph URL', async () => {
+      const at = today + 20 * DAY + 3_600_000;
+      const day = today + 19 * DAY;
+      const start = Math.floor(day / 1000);
+      // Seven countries' points of one day, two to a page: four pages.
+      const countries = ['BR', 'IN', 'MX', 'AR', 'CO', 'PE', 'CL'];
+      fake.pricing.set(
+        FAKE_WABA_ID,
+        countries.map((country) => ({ start, end: start + 86_400, country, pricing_type: 'REGULAR' as const, pricing_category: 'MARKETING', volume: 1, cost: 0.05 })),
+      );
+      fake.pricingPageSize = 2;
+      try {
+        const asked = fake.of('pricing_analytics').length;
+        await job.runOnce(at);
+        const pages = fake.of('pricing_analytics').slice(asked);
+        assert.equal(pages.length, 4, 'every page, and no more');
+        for (const page of pages.slice(1)) {
+          assert.ok(page.query.get('after'), 'the next page by its cursor');
+          assert.equal(page.query.get('access_token'), null, 'the link’s token is not svc’s to send');
+          assert.equal(page.authorization, `Bearer ${'EAAG-first-token'}`);
+        }
+        const days = (await server.call('GET', `/v1/analytics/cost/reconciliation?from=${new Date(day).toISOString()}&to=${new Date(day + DAY).toISOString()}`, { key })).body;
+        assert.deepEqual(days[0].meta, { messages: 7, amount: 0.35 }, 'all seven points counted');
+      } finally {
+        fake.pricingPageSize = 1000;
+      }
+    });
+
+    it('runs once per interval across worker processes, and is taken over when its holder dies', async () => {
+      const [a, b] = [aProcessJob(), aProcessJob()];
+      const t = today + 40 * DAY;
+      const asked = () => fake.of('pricing_analytics').length;
+      const before = asked();
+      await a.runOnce(t);
+      assert.equal(asked(), before + 1, 'the first process due runs it');
+      await b.runOnce(t);
+      await b.runOnce(t + 3_600_000);
+      await a.runOnce(t + 3_600_000);
+      assert.equal(asked(), before + 1, 'nobody again within the interval');
+      await b.runOnce(t + 6 * 3_600_000);
+      await a.runOnce(t + 6 * 3_600_000);
+      assert.equal(asked(), before + 2, 'one run the next interval, by whichever process came first');
+
+      // A process takes the next run and dies in it: the others wait for its lease, then take over.
+      const died = t + 12 * 3_600_000;
+      assert.equal(await takeJobLease(server.app.database.db, 'cost_reconciliation', 'a-dead-process', died, 30 * 60_000), true);
+      await a.runOnce(died);
+      await b.runOnce(died + 10 * 60_000);
+      assert.equal(asked(), before + 2, 'not while its lease lasts');
+      await b.runOnce(died + 31 * 60_000);
+      assert.equal(asked(), before + 3, 'taken over once it ran out');
+    });
+
+    it('compares Meta’s cost with svc’s counters in the WABA’s own currency', async () => {
+      fake.currencies.set(FAKE_WABA_ID, 'EUR');
+      try {
+        // The hourly refresh of the account's facts reads it again; the reconciliation then uses it.
+        const { database, provider, logger } = server.app;
+        const refresh = createProviderAccountJob({ database, provider, logger, encryptionKey: Buffer.from(TEST_ENCRYPTION_KEY, 'base64') });
+        await refresh.runOnce(today + 59 * DAY);
+        const row = await database.db.selectFrom('provider_accounts').select('currency').executeTakeFirst();
+        assert.equal(row?.currency, 'EUR');
+        const t = today + 60 * DAY;
+        await aProcessJob().runOnce(t);
+        const days = (await server.call('GET', `/v1/analytics/cost/reconciliation?from=${new Date(t - 3 * DAY).toISOString()}&to=${new Date(t).toISOString()}`, { key })).body;
+        assert.equal(days.length, 3);
+        for (const day of days) assert.equal(day.currency, 'EUR');
+      } finally {
+        fake.currencies.delete(FAKE_WABA_ID);
+      }
     });
   });
 }

@@ -11,7 +11,7 @@ import {
   type SuppressionSource,
   widenSuppression,
 } from '../../db/suppressions.ts';
-import { recipientProblem } from '../../domain/messageRequest.ts';
+import { RECIPIENT_MAX_LENGTH, recipientProblem } from '../../domain/messageRequest.ts';
 import { authenticate, authorizedWrite } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError, validationError } from '../errors.ts';
@@ -47,7 +47,11 @@ function suppressionView(row: SuppressionRow) {
 }
 
 const NumberParams = Type.Object({
-  phoneNumber: Type.String({ maxLength: 32, description: 'E.164, URL-encoded (`%2B5511987654321`).' }),
+  // As long as the longest recipient: a parent business-scoped user id (Meta: country, `ENT.`, up to 128 characters).
+  phoneNumber: Type.String({
+    maxLength: RECIPIENT_MAX_LENGTH,
+    description: 'E.164, URL-encoded (`%2B5511987654321`), or a business-scoped user id (`US.13491208655302741918`).',
+  }),
 });
 
 /** An E.164 number from a path or body, or a 400 naming the field. */
@@ -78,7 +82,7 @@ export async function suppressionRoutes(app: FastifyInstance, ctx: HttpContext):
         security: BEARER,
         body: Type.Object(
           {
-            phoneNumber: Type.String({ maxLength: 32, description: 'E.164 with the leading +.' }),
+            phoneNumber: Type.String({ maxLength: RECIPIENT_MAX_LENGTH, description: 'E.164 with the leading +, or a business-scoped user id.' }),
             reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Why, for your records.' })),
           },
           { additionalProperties: false },

@@ -151,6 +151,26 @@ async function businessAccountOf(
   };
 }
 
+/**
+ * The currency Meta bills the WABA in (GET /{waba-id}?fields=currency, an ISO 4217 code; fixed
+ * for the WABA's life: Meta changes a currency by moving the numbers to a new WABA). Null when
+ * Meta does not show it: costs are then priced in SVC_RATE_CARD_CURRENCY.
+ */
+async function currencyOf(client: GraphClient, credentials: ProviderCredentials, businessAccountId: string): Promise<string | null> {
+  const read = await client.call<{ currency?: unknown }>({
+    method: 'GET',
+    path: `/${encodeURIComponent(businessAccountId)}`,
+    accessToken: credentials.accessToken,
+    query: { fields: 'currency' },
+  });
+  if (!read.ok) {
+    if (isGraphOutage(read.failure)) throw new Unavailable(read.failure);
+    return null;
+  }
+  const currency = read.body?.currency;
+  return typeof currency === 'string' && /^[A-Z]{3}$/.test(currency) ? currency : null;
+}
+
 /** Subscribes svc's Meta app to the WABA's webhooks (idempotent at Meta); a problem when refused. */
 async function subscribe(client: GraphClient, credentials: ProviderCredentials, businessAccountId: string): Promise<AccountProblem | null> {
   const result = await client.call<{ success?: boolean }>({
@@ -212,10 +232,12 @@ export async function checkAccount(client: GraphClient, query: AccountQuery): Pr
     const businessAccountId = 'id' in account ? account.id : null;
     let problem: AccountProblem | null = 'problem' in account ? account.problem : null;
     let webhooksSubscribed = false;
+    let currency: string | null = null;
     if (businessAccountId !== null) {
       const refused = await subscribe(client, credentials, businessAccountId);
       webhooksSubscribed = refused === null;
       problem ??= refused;
+      currency = await currencyOf(client, credentials, businessAccountId);
     }
     if (problem === null && token?.scopes !== undefined && !token.scopes.includes(MANAGEMENT)) {
       problem = {
@@ -234,6 +256,7 @@ export async function checkAccount(client: GraphClient, query: AccountQuery): Pr
         messagesPerSecond: level === undefined ? null : (MESSAGES_PER_SECOND[level] ?? null),
         webhooksSubscribed,
         problem,
+        currency,
       },
     };
   } catch (error) {
