@@ -1,4 +1,5 @@
 import type { Db } from './database.ts';
+import { dialectOf, postgresStatement, statement } from './prepared.ts';
 import type { WebhookDeliveriesTable as WebhookDeliveryRow } from './tables.ts';
 import { MESSAGE_EVENTS, webhookPayload, type WebhookStatus } from '../domain/webhookPayload.ts';
 
@@ -18,53 +19,71 @@ export function isRebuiltPayload(row: Pick<WebhookDeliveryRow, 'payload' | 'even
   return row.payload === '' && row.message_id !== null && STATUS_EVENTS.has(row.event);
 }
 
+interface PayloadSource {
+  id: string;
+  project_id: string;
+  status: WebhookStatus;
+  occurred_at: number | string;
+  error: string | null;
+  message_id: string;
+  recipient: string;
+  template_name: string;
+  provider_message_id: string | null;
+}
+
+const COLUMNS =
+  'e.id, e.project_id, e.status, e.occurred_at, e.error, m.id as message_id, m.recipient, m.template_name, m.provider_message_id';
+
+// Each event by its message's index (message_id, id) and each message by its key: no index of
+// events by id alone is needed (PostgreSQL has none since migration 0023). SQLite: one prepared
+// statement per delivery (no round trip, no query to build); PostgreSQL: one for the lot.
+const SOURCE_SQLITE = statement<PayloadSource>(
+  `select ${COLUMNS} from message_events e join messages m on m.project_id = e.project_id and m.id = e.message_id
+   where e.message_id = ? and e.id = ? and e.project_id = ?`,
+);
+const SOURCES_POSTGRES = postgresStatement<PayloadSource>(
+  `select ${COLUMNS} from unnest($1::text[], $2::text[], $3::text[]) as k(project_id, message_id, id)
+   join message_events e on e.message_id = k.message_id and e.id = k.id and e.project_id = k.project_id
+   join messages m on m.project_id = e.project_id and m.id = e.message_id`,
+);
+
+async function sourcesOf(db: Db, rows: readonly WebhookDeliveryRow[]): Promise<PayloadSource[]> {
+  if (dialectOf(db) === 'sqlite') {
+    const sources: PayloadSource[] = [];
+    for (const row of rows) sources.push(...(await SOURCE_SQLITE.rows(db, [row.message_id, row.event_id, row.project_id])));
+    return sources;
+  }
+  const sources: PayloadSource[] = [];
+  for (let i = 0; i < rows.length; i += 500) {
+    const page = rows.slice(i, i + 500);
+    sources.push(
+      ...(await SOURCES_POSTGRES.rows(db, [page.map((row) => row.project_id), page.map((row) => row.message_id), page.map((row) => row.event_id)])),
+    );
+  }
+  return sources;
+}
+
 /**
- * The deliveries with their bodies: stored ones as they are, rebuilt ones from their events (one
- * statement for the lot, each event by its key). A delivery whose event is gone keeps payload ''.
+ * The deliveries with their bodies: stored ones as they are, rebuilt ones from their events. A
+ * delivery whose event is gone keeps payload ''.
  */
 export async function withPayloads(db: Db, rows: readonly WebhookDeliveryRow[]): Promise<WebhookDeliveryRow[]> {
   const rebuilt = rows.filter(isRebuiltPayload);
   if (rebuilt.length === 0) return [...rows];
   const bodies = new Map<string, string>();
-  for (let i = 0; i < rebuilt.length; i += 500) {
-    const page = rebuilt.slice(i, i + 500);
-    // Each event by its message's index (message_id, id): no index of events by id alone is
-    // needed (on PostgreSQL there is none since migration 0023).
-    const eventIds = [...new Set(page.map((row) => row.event_id))];
-    const messageIds = [...new Set(page.map((row) => row.message_id!))];
-    const projectIds = [...new Set(page.map((row) => row.project_id))];
-    const sources = await db
-      .selectFrom('message_events as e')
-      .innerJoin('messages as m', (join) => join.onRef('m.project_id', '=', 'e.project_id').onRef('m.id', '=', 'e.message_id'))
-      .select([
-        'e.id',
-        'e.project_id',
-        'e.status',
-        'e.occurred_at',
-        'e.error',
-        'm.id as message_id',
-        'm.recipient',
-        'm.template_name',
-        'm.provider_message_id',
-      ])
-      .where('e.message_id', 'in', messageIds)
-      .where('e.id', 'in', eventIds)
-      .where('e.project_id', 'in', projectIds)
-      .execute();
-    for (const source of sources) {
-      bodies.set(
-        `${source.project_id} ${source.id}`,
-        webhookPayload({
-          status: source.status as WebhookStatus,
-          messageId: source.message_id,
-          to: source.recipient,
-          template: source.template_name,
-          providerMessageId: source.provider_message_id ?? '',
-          occurredAt: Number(source.occurred_at),
-          error: source.error === null ? null : JSON.parse(source.error),
-        }),
-      );
-    }
+  for (const source of await sourcesOf(db, rebuilt)) {
+    bodies.set(
+      `${source.project_id} ${source.id}`,
+      webhookPayload({
+        status: source.status,
+        messageId: source.message_id,
+        to: source.recipient,
+        template: source.template_name,
+        providerMessageId: source.provider_message_id ?? '',
+        occurredAt: Number(source.occurred_at),
+        error: source.error === null ? null : JSON.parse(source.error),
+      }),
+    );
   }
   return rows.map((row) => {
     if (!isRebuiltPayload(row)) return row;

@@ -169,8 +169,10 @@ export class WebhookDeliveryJob implements Job {
       this.#heldProjects.delete(projectId);
     }
     if (quotas.size === 0) return idle;
-    // Message status events' bodies are rebuilt from their events (one read for the claim).
-    const rows = await withPayloads(db, await this.#recorder.claim({ now, leaseMs: this.#leaseMs, quotas }));
+    // Message status events' bodies are rebuilt from their events (committed before their
+    // deliveries existed), read apart from the writer's group commit.
+    const claimedRows = await this.#recorder.claim({ now, leaseMs: this.#leaseMs, quotas });
+    const rows = await withPayloads(this.#deps.database.reader, claimedRows);
     const claimed = new Map<string, number>();
     for (const row of rows) claimed.set(row.project_id, (claimed.get(row.project_id) ?? 0) + 1);
     for (const [projectId, quota] of quotas) this.#rotation.served(projectId, (claimed.get(projectId) ?? 0) >= quota);
