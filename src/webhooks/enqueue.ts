@@ -6,6 +6,10 @@ import { newUuid7 } from '../domain/uuid7.ts';
 import { MESSAGE_EVENTS, type WebhookStatus, webhookEventOf } from '../domain/webhookPayload.ts';
 import type { Notifier } from '../workers/notifier.ts';
 
+/**
+ * A status event as its rows say it (message_events and messages, written in the same
+ * transaction): its body is rebuilt from those rows, so the fields here are what it will say.
+ */
 export interface StatusEventForWebhook {
   projectId: string;
   /** message_events.id (prefix evt_). */
