@@ -57,6 +57,13 @@ export async function eraseProject(
   // (recordWebhookAttempts): one waits for the other, and neither for a cycle.
   if (dialect === 'postgres') await deliveryIds.orderBy('id').forUpdate().execute();
   const webhookAttempts = await db.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveryIds).executeTakeFirst();
+  // Each delivery row holds its latest attempt (migration 0023): erased with it, counted as one.
+  const latestAttempts = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('project_id', '=', projectId)
+    .where('last_attempt_at', 'is not', null)
+    .executeTakeFirst();
   const webhookDeliveries = await db.deleteFrom('webhook_deliveries').where('project_id', '=', projectId).executeTakeFirst();
 
   const apiKeys = await db.deleteFrom('api_keys').where('project_id', '=', projectId).executeTakeFirst();
@@ -73,6 +80,6 @@ export async function eraseProject(
     messageEvents: rows(laterEvents) + rows(messages),
     idempotencyKeys: rows(idempotencyKeys),
     webhookDeliveries: rows(webhookDeliveries),
-    webhookAttempts: rows(webhookAttempts),
+    webhookAttempts: rows(webhookAttempts) + Number(latestAttempts?.n ?? 0),
   };
 }

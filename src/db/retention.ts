@@ -110,7 +110,7 @@ export async function purgeMessagesStep(db: Db, dialect: DialectName, bounds: Pa
     // their index instead of hashing the whole attempts table.
     const deliveryIds = (await trx.selectFrom('webhook_deliveries').select('id').where('message_id', 'in', ids).execute()).map((row) => row.id);
     const attempts = deliveryIds.length === 0 ? { numDeletedRows: 0n } : await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveryIds).executeTakeFirst();
-    const deliveries = deliveryIds.length === 0 ? { numDeletedRows: 0n } : await trx.deleteFrom('webhook_deliveries').where('id', 'in', deliveryIds).executeTakeFirst();
+    const deliveries = deliveryIds.length === 0 ? [] : await deleteDeliveries(trx, deliveryIds);
     const events = await trx.deleteFrom('message_events').where('message_id', 'in', ids).executeTakeFirst();
     const replies = await trx.deleteFrom('message_replies').where('message_id', 'in', ids).executeTakeFirst();
     const sandbox = await trx.deleteFrom('sandbox_submissions').where('message_id', 'in', ids).executeTakeFirst();
@@ -119,8 +119,8 @@ export async function purgeMessagesStep(db: Db, dialect: DialectName, bounds: Pa
       messages: rows(messages),
       message_events: rows(events),
       message_replies: rows(replies),
-      webhook_deliveries: rows(deliveries),
-      webhook_attempts: rows(attempts),
+      webhook_deliveries: deliveries.length,
+      webhook_attempts: rows(attempts) + latestAttempts(deliveries),
       sandbox_submissions: rows(sandbox),
     };
   });
@@ -150,10 +150,20 @@ export async function purgeDeliveriesStep(db: Db, dialect: DialectName, bounds: 
     const ids = (await still.execute()).map((row) => row.id);
     if (ids.length === 0) return {};
     const attempts = await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).executeTakeFirst();
-    const deliveries = await trx.deleteFrom('webhook_deliveries').where('id', 'in', ids).executeTakeFirst();
-    return { webhook_deliveries: rows(deliveries), webhook_attempts: rows(attempts) };
+    const deliveries = await deleteDeliveries(trx, ids);
+    return { webhook_deliveries: deliveries.length, webhook_attempts: rows(attempts) + latestAttempts(deliveries) };
   });
   return { deleted, scanned: found.length, next };
+}
+
+/** Deletes deliveries by id (a step's few), returning whether each held its latest attempt. */
+async function deleteDeliveries(trx: Db, ids: readonly string[]): Promise<{ last_attempt_at?: number | null }[]> {
+  return trx.deleteFrom('webhook_deliveries').where('id', 'in', [...ids]).returning('last_attempt_at').execute();
+}
+
+/** The attempts deleted with their deliveries: each delivery row holds its latest (migration 0023). */
+function latestAttempts(deliveries: readonly { last_attempt_at?: number | null }[]): number {
+  return deliveries.filter((delivery) => delivery.last_attempt_at !== null && delivery.last_attempt_at !== undefined).length;
 }
 
 /** One step of batches created before the cutoff whose messages are all gone. */

@@ -235,7 +235,11 @@ export interface WebhookDeliveriesTable {
   endpoint_id: string | null;
   /** The template of a template event. */
   template_id: string | null;
-  /** The JSON body, fixed at creation so every attempt sends the same bytes. */
+  /**
+   * The JSON body of an event that cannot be rebuilt (template, reply and test events; every
+   * delivery made before migration 0023). '' for a message status event: its body is rebuilt from
+   * the event and its message (db/webhookPayloads.ts), the same bytes on every attempt.
+   */
   payload: string;
   status: WebhookDeliveryStatus;
   attempt_count: number;
@@ -243,6 +247,16 @@ export interface WebhookDeliveriesTable {
   lease_expires_at: number | null;
   created_at: number;
   updated_at: number;
+  /**
+   * The latest attempt (number attempt_count, sent to `url`), kept in the row so that a delivery
+   * answered at once needs no webhook_attempts row; null before the first attempt, and on rows
+   * whose attempts were all recorded in webhook_attempts (before migration 0023).
+   */
+  last_attempt_at?: number | null;
+  last_status_code?: number | null;
+  last_duration_ms?: number | null;
+  last_error?: string | null;
+  last_response_body?: string | null;
 }
 
 export interface WebhookEndpointsTable {

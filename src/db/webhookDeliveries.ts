@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { claimProjectHeads } from './claims.ts';
 import { COMMON_DELIVERY_EVENTS_SQL, isCommonDeliveryEvent } from './deliveryEvents.ts';
 import type { Db, DialectName } from './database.ts';
+import { withPayloads } from './webhookPayloads.ts';
 import { uuid7LowerBound } from '../domain/uuid7.ts';
 import type {
   ProjectsTable,
@@ -11,8 +12,10 @@ import type {
 } from './tables.ts';
 
 // The webhook delivery log and queue. A delivery is one (status event, callback URL) pair; it is
-// due while pending (due_at set), holds a lease while a worker attempts it, and keeps every
-// attempt in webhook_attempts. Every query names the project, except the worker's own.
+// due while pending (due_at set), holds a lease while a worker attempts it, and keeps its latest
+// attempt in its own row (last_*), the earlier ones in webhook_attempts: a delivery answered at
+// its first attempt has no webhook_attempts row. Every query names the project, except the
+// worker's own.
 
 export type WebhookDeliveryRow = WebhookDeliveriesTable;
 export type WebhookAttemptRow = WebhookAttemptsTable;
@@ -22,6 +25,26 @@ export interface DeliveryWithAttempts {
   attempts: WebhookAttemptRow[];
   /** The open circuit of the receiver a pending delivery waits for, if any. */
   circuit?: WebhookCircuitRow;
+}
+
+/**
+ * The latest attempt a delivery row holds (attempt number attempt_count, sent to its url), as a
+ * webhook_attempts row would hold it; undefined when it holds none (not attempted yet, or every
+ * attempt in webhook_attempts, as rows written before migration 0023).
+ */
+export function latestAttemptOf(row: WebhookDeliveryRow): WebhookAttemptRow | undefined {
+  if (row.last_attempt_at === null || row.last_attempt_at === undefined) return undefined;
+  return {
+    id: '',
+    delivery_id: row.id,
+    attempt: row.attempt_count,
+    at: Number(row.last_attempt_at),
+    url: row.url,
+    status_code: row.last_status_code ?? null,
+    duration_ms: row.last_duration_ms ?? 0,
+    error: row.last_error ?? null,
+    response_body: row.last_response_body ?? null,
+  };
 }
 
 export async function insertWebhookDeliveries(db: Db, rows: readonly WebhookDeliveryRow[]): Promise<void> {
@@ -97,7 +120,10 @@ export interface AttemptOutcomeUpdate {
 }
 
 export interface RecordedAttempt {
+  /** The attempt made: it becomes the delivery row's latest attempt. */
   attempt: WebhookAttemptRow;
+  /** The latest attempt the row held until now (latestAttemptOf), moved to webhook_attempts. */
+  previous?: WebhookAttemptRow;
   update: AttemptOutcomeUpdate;
 }
 
@@ -126,10 +152,12 @@ export async function recordWebhookAttempts(
   }
   if (existing.size < ids.length) recorded = recorded.filter((item) => existing.has(item.attempt.delivery_id));
   if (recorded.length === 0) return;
-  for (let i = 0; i < recorded.length; i += 500) {
+  // Only retried deliveries have an earlier attempt to keep: most commits insert nothing here.
+  const previous = recorded.flatMap((item) => (item.previous ? [item.previous] : []));
+  for (let i = 0; i < previous.length; i += 500) {
     await trx
       .insertInto('webhook_attempts')
-      .values(recorded.slice(i, i + 500).map((item) => item.attempt))
+      .values(previous.slice(i, i + 500))
       .execute();
   }
   if (dialect === 'sqlite') {
@@ -143,6 +171,11 @@ export async function recordWebhookAttempts(
           due_at: update.dueAt,
           lease_expires_at: null,
           updated_at: update.now,
+          last_attempt_at: attempt.at,
+          last_status_code: attempt.status_code,
+          last_duration_ms: attempt.duration_ms,
+          last_error: attempt.error,
+          last_response_body: attempt.response_body,
         })
         .where('id', '=', attempt.delivery_id)
         .execute();
@@ -154,12 +187,17 @@ export async function recordWebhookAttempts(
   const column = <T>(pick: (item: RecordedAttempt) => T) => rows.map(pick);
   await sql`
     update webhook_deliveries set status = v.status, url = v.url, attempt_count = v.attempt_count,
-      due_at = v.due_at, lease_expires_at = null, updated_at = v.updated_at
+      due_at = v.due_at, lease_expires_at = null, updated_at = v.updated_at,
+      last_attempt_at = v.at, last_status_code = v.status_code, last_duration_ms = v.duration_ms,
+      last_error = v.error, last_response_body = v.response_body
     from unnest(
       ${column((item) => item.attempt.delivery_id)}::text[], ${column((item) => item.update.status)}::text[],
       ${column((item) => item.update.url)}::text[], ${column((item) => item.attempt.attempt)}::int[],
-      ${column((item) => item.update.dueAt)}::bigint[], ${column((item) => item.update.now)}::bigint[]
-    ) as v(id, status, url, attempt_count, due_at, updated_at)
+      ${column((item) => item.update.dueAt)}::bigint[], ${column((item) => item.update.now)}::bigint[],
+      ${column((item) => item.attempt.at)}::bigint[], ${column((item) => item.attempt.status_code)}::int[],
+      ${column((item) => item.attempt.duration_ms)}::int[], ${column((item) => item.attempt.error)}::text[],
+      ${column((item) => item.attempt.response_body)}::text[]
+    ) as v(id, status, url, attempt_count, due_at, updated_at, at, status_code, duration_ms, error, response_body)
     where webhook_deliveries.id = v.id`.execute(trx);
 }
 
@@ -192,6 +230,10 @@ async function withAttempts(db: Db, deliveries: WebhookDeliveryRow[]): Promise<D
     list.push(attempt);
     byDelivery.set(attempt.delivery_id, list);
   }
+  for (const delivery of deliveries) {
+    const latest = latestAttemptOf(delivery);
+    if (latest) byDelivery.set(delivery.id, [...(byDelivery.get(delivery.id) ?? []), latest]);
+  }
   const pending = deliveries.filter((row) => row.status === 'pending');
   const circuits = await findWebhookCircuits(
     db,
@@ -215,7 +257,7 @@ export async function findWebhookDelivery(
     .where('id', '=', id)
     .executeTakeFirst();
   if (!row) return undefined;
-  return (await withAttempts(db, [row]))[0];
+  return (await withAttempts(db, await withPayloads(db, [row])))[0];
 }
 
 export interface DeliveryFilter {
@@ -313,13 +355,20 @@ export async function requeueFailedDeliveries(db: Db, projectId: string, since: 
     .where('status', '=', 'failed')
     .where('updated_at', '>=', since)
     .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('webhook_attempts as a')
-          .select('a.id')
-          .whereRef('a.delivery_id', '=', 'webhook_deliveries.id')
-          .where('a.at', '>=', since),
-      ),
+      eb.or([
+        eb('last_attempt_at', '>=', since),
+        // A row written before migration 0023 keeps its attempts in webhook_attempts only.
+        eb.and([
+          eb('last_attempt_at', 'is', null),
+          eb.exists(
+            eb
+              .selectFrom('webhook_attempts as a')
+              .select('a.id')
+              .whereRef('a.delivery_id', '=', 'webhook_deliveries.id')
+              .where('a.at', '>=', since),
+          ),
+        ]),
+      ]),
     )
     .executeTakeFirst();
   return Number(result.numUpdatedRows);

@@ -67,7 +67,10 @@ export interface WebhookPayloadInput {
   error?: { code: string; title: string; message: string } | null;
 }
 
-/** The JSON body, built once so that every attempt sends (and signs) the same bytes. */
+/**
+ * The JSON body of a status event: the same bytes for the same event, so that a body rebuilt from
+ * the event for each attempt (db/webhookPayloads.ts) and for the events feed signs the same bytes.
+ */
 export function webhookPayload(input: WebhookPayloadInput): string {
   const body: Record<string, unknown> = {
     event: webhookEventOf(input.status),

@@ -3,9 +3,13 @@ import type { WebhookDeliveryRow } from '../db/webhookDeliveries.ts';
 import { insertWebhookDeliveries } from '../db/webhookDeliveries.ts';
 import { type Destinations, findDestinations } from '../db/webhookEndpoints.ts';
 import { newUuid7 } from '../domain/uuid7.ts';
-import { MESSAGE_EVENTS, type WebhookStatus, webhookEventOf, webhookPayload } from '../domain/webhookPayload.ts';
+import { MESSAGE_EVENTS, type WebhookStatus, webhookEventOf } from '../domain/webhookPayload.ts';
 import type { Notifier } from '../workers/notifier.ts';
 
+/**
+ * A status event as its rows say it (message_events and messages, written in the same
+ * transaction): its body is rebuilt from those rows, so the fields here are what it will say.
+ */
 export interface StatusEventForWebhook {
   projectId: string;
   /** message_events.id (prefix evt_). */
@@ -24,7 +28,10 @@ export interface StatusEventForWebhook {
   error?: { code: string; title: string; message: string } | null;
 }
 
-/** Any event to deliver: its name, what it is about, and its body (built once, sent as is). */
+/**
+ * Any event to deliver: its name, what it is about, and its body (built once, sent as is), or ''
+ * for a message status event, whose body is rebuilt from the event row (db/webhookPayloads.ts).
+ */
 export interface WebhookEventToDeliver {
   projectId: string;
   eventId: string;
@@ -48,7 +55,11 @@ export async function enqueueWebhookDelivery(
   return enqueueWebhookDeliveries(trx, notifier, [event], now);
 }
 
-/** Message status events: each becomes the spec's payload, delivered like any event. */
+/**
+ * Message status events, each already written to message_events with its message in the caller's
+ * transaction: delivered like any event, with the spec's payload rebuilt from that event row at
+ * each attempt (not stored: it is the same bytes webhookPayload(event) makes now).
+ */
 export async function enqueueWebhookDeliveries(
   trx: Db,
   notifier: Notifier,
@@ -64,7 +75,7 @@ export async function enqueueWebhookDeliveries(
       event: webhookEventOf(event.status),
       messageId: event.messageId,
       templateId: null,
-      payload: webhookPayload(event),
+      payload: '',
     })),
     now,
   );

@@ -7,11 +7,13 @@ import type { WebhookDeliveryStatus } from '../db/tables.ts';
 import {
   type DeliveryProject,
   findDeliveryProjects,
+  latestAttemptOf,
   listWebhookCircuits,
   originOf,
   type WebhookDeliveryRow,
 } from '../db/webhookDeliveries.ts';
 import { findEndpointsOfProjects, type WebhookEndpointRow } from '../db/webhookEndpoints.ts';
+import { isRebuiltPayload, withPayloads } from '../db/webhookPayloads.ts';
 import { newId } from '../domain/ids.ts';
 import { nextRetryDelay, parseRetryAfter } from '../domain/webhookRetry.ts';
 import { liveWebhookSecrets } from '../projectSecrets.ts';
@@ -58,6 +60,8 @@ export function webhookLeaseMs(timeoutMs: number): number {
 const CANCELLED = 'not sent: the project has no callbackUrl any more';
 const ENDPOINT_DELETED = 'not sent: the webhook endpoint was deleted';
 const ENDPOINT_DISABLED = 'not sent: the webhook endpoint is disabled';
+/** A body rebuilt from its event when the event is gone (never, while retention keeps them together). */
+const EVENT_GONE = 'not sent: its event no longer exists';
 /** Deliveries of a project without a callbackUrl claimed at once: they are failed, never sent. */
 const CANCEL_BATCH = 100;
 const CIRCUIT_THRESHOLD = 5;
@@ -165,7 +169,10 @@ export class WebhookDeliveryJob implements Job {
       this.#heldProjects.delete(projectId);
     }
     if (quotas.size === 0) return idle;
-    const rows = await this.#recorder.claim({ now, leaseMs: this.#leaseMs, quotas });
+    // Message status events' bodies are rebuilt from their events (committed before their
+    // deliveries existed), read apart from the writer's group commit.
+    const claimedRows = await this.#recorder.claim({ now, leaseMs: this.#leaseMs, quotas });
+    const rows = await withPayloads(this.#deps.database.reader, claimedRows);
     const claimed = new Map<string, number>();
     for (const row of rows) claimed.set(row.project_id, (claimed.get(row.project_id) ?? 0) + 1);
     for (const [projectId, quota] of quotas) this.#rotation.served(projectId, (claimed.get(projectId) ?? 0) >= quota);
@@ -252,8 +259,8 @@ export class WebhookDeliveryJob implements Job {
     leaseEnd: number,
   ): Promise<void> {
     try {
-      if (!project || 'refusal' in destination) {
-        const error = 'refusal' in destination ? destination.refusal : CANCELLED;
+      if (!project || 'refusal' in destination || isRebuiltPayload(row)) {
+        const error = 'refusal' in destination ? destination.refusal : !project ? CANCELLED : EVENT_GONE;
         await this.#finish(row, row.url, { outcome: 'refused', durationMs: 0, error }, Date.now());
         return;
       }
@@ -369,7 +376,9 @@ export class WebhookDeliveryJob implements Job {
         dueAt = delay === undefined ? null : now + delay;
       }
     }
+    const previous = latestAttemptOf(row);
     await this.#recorder.attempt({
+      ...(previous && { previous: { ...previous, id: newId('att', previous.at) } }),
       attempt: {
         id: newId('att', now),
         delivery_id: row.id,

@@ -9,7 +9,14 @@ import { readHourlyCounts } from '../../src/db/messageCounts.ts';
 import { readCosts } from '../../src/db/messageCosts.ts';
 import { listReconciliations } from '../../src/db/costReconciliations.ts';
 import { listMessageEvents, listMessages, type MessageFilter, type MessageRow } from '../../src/db/messages.ts';
-import { claimWebhookDeliveries, type DeliveryFilter, listDeliveriesForMessage, listWebhookDeliveries } from '../../src/db/webhookDeliveries.ts';
+import {
+  claimWebhookDeliveries,
+  type DeliveryFilter,
+  listDeliveriesForMessage,
+  listWebhookDeliveries,
+  type WebhookDeliveryRow,
+} from '../../src/db/webhookDeliveries.ts';
+import { withPayloads } from '../../src/db/webhookPayloads.ts';
 import { currentTemplateCategories } from '../../src/db/marketingMessages.ts';
 import { deleteStaleLinks, linkedIdentities } from '../../src/db/recipientLinks.ts';
 import { createTestDatabase, databaseKinds } from '../support/databases.ts';
@@ -194,6 +201,29 @@ for (const kind of databaseKinds()) {
       // project's head through its queue index and, for each candidate, look for an earlier event
       // of the same message through that message's index — never walk the project's pending rows.
       await assertClaimWalks(explaining, database, BACKLOGGED, timeOf(SHAPE.messages + 1));
+    });
+
+    it('a delivery’s body rebuilt from its event: each event by its message’s index, each message by its key', async () => {
+      // What the webhook worker reads for each claim, and GET /v1/webhook-deliveries/{id}: no
+      // index of events by id alone (PostgreSQL has none since migration 0023).
+      const rows = ([1, 2, 3] as const).map(
+        (k) =>
+          ({
+            id: bulkDeliveryId(1_900, k),
+            project_id: OLD_TENANT,
+            event_id: `evt_${String(1_900).padStart(25, '0')}${k}`,
+            message_id: AN_OLD_MESSAGE,
+            event: 'message.read',
+            payload: '',
+          }) as WebhookDeliveryRow,
+      );
+      const [read] = await one((db) => withPayloads(db, rows));
+      const eventsRead = ['message_events_by_message', 'message_events_by_project', ...(kind === 'sqlite' ? ['sqlite_autoindex_message_events_1'] : [])];
+      assertWalks(read!, 'message_events', eventsRead, { alias: 'e', sorted: true, bitmap: true });
+      // Each message by its key: (project_id, id), or its id alone (PostgreSQL's hash index).
+      const messagesRead = kind === 'postgres' ? ['messages_pkey', 'messages_by_id'] : ['messages_by_project', 'sqlite_autoindex_messages_1'];
+      const description = `${read!.sql}\n  plan: ${describePlan(read!.plan)}`;
+      assert.ok(messagesRead.includes(indexOfAlias(read!, 'm') ?? ''), `messages through ${messagesRead.join('|')}: ${description}`);
     });
 
     it('GET /v1/events: the project’s events in id order, each message by its key', async () => {

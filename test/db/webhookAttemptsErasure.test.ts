@@ -52,10 +52,13 @@ async function seed(database: Database, now: number): Promise<void> {
   }
 }
 
+// A second attempt: the first (the row's latest until now) moves to webhook_attempts.
 function attemptAt(deliveryId: string, now: number): RecordedAttempt {
+  const url = 'https://hooks.example.com/svc';
   return {
-    attempt: { id: `wha_${deliveryId}`, delivery_id: deliveryId, attempt: 1, at: now, url: 'https://hooks.example.com/svc', status_code: 200, duration_ms: 5, error: null, response_body: 'ok' },
-    update: { status: 'succeeded', url: 'https://hooks.example.com/svc', dueAt: null, now },
+    previous: { id: `wha_${deliveryId}_1`, delivery_id: deliveryId, attempt: 1, at: now - 1000, url, status_code: 500, duration_ms: 5, error: 'HTTP 500', response_body: null },
+    attempt: { id: `wha_${deliveryId}_2`, delivery_id: deliveryId, attempt: 2, at: now, url, status_code: 200, duration_ms: 5, error: null, response_body: 'ok' },
+    update: { status: 'succeeded', url, dueAt: null, now },
   };
 }
 
@@ -108,10 +111,15 @@ for (const kind of databaseKinds()) {
             settled.map((outcome) => (outcome.status === 'rejected' ? String(outcome.reason) : 'recorded')),
             ['recorded', 'recorded', 'recorded'],
           );
-          const attempts = await db.selectFrom('webhook_attempts').select('delivery_id').orderBy('delivery_id').execute();
-          assert.deepEqual(attempts.map((row) => row.delivery_id), ['whd_b1']);
-          const deliveries = await db.selectFrom('webhook_deliveries').select(['id', 'status', 'attempt_count']).execute();
-          assert.deepEqual(deliveries.map((row) => ({ ...row })), [{ id: 'whd_b1', status: 'succeeded', attempt_count: 1 }]);
+          const attempts = await db.selectFrom('webhook_attempts').select(['delivery_id', 'attempt']).orderBy('delivery_id').execute();
+          assert.deepEqual(attempts.map((row) => ({ ...row })), [{ delivery_id: 'whd_b1', attempt: 1 }]);
+          const deliveries = await db
+            .selectFrom('webhook_deliveries')
+            .select(['id', 'status', 'attempt_count', 'last_status_code', 'last_response_body'])
+            .execute();
+          assert.deepEqual(deliveries.map((row) => ({ ...row })), [
+            { id: 'whd_b1', status: 'succeeded', attempt_count: 2, last_status_code: 200, last_response_body: 'ok' },
+          ]);
         },
         { poolSize: 4 },
       );

@@ -1,12 +1,16 @@
 import type { App } from '../../src/app.ts';
 import { queuedMessageRow } from '../../src/db/messages.ts';
+import { latestAttemptOf, type WebhookAttemptRow, type WebhookDeliveryRow } from '../../src/db/webhookDeliveries.ts';
+import { withPayloads } from '../../src/db/webhookPayloads.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { sealSecret } from '../../src/domain/secretBox.ts';
 import { liveWebhookSecrets } from '../../src/projectSecrets.ts';
+import { webhookPayload } from '../../src/domain/webhookPayload.ts';
 import {
-  enqueueWebhookDeliveries,
   enqueueWebhookDelivery,
+  enqueueWebhookEvents,
   type StatusEventForWebhook,
+  type WebhookEventToDeliver,
 } from '../../src/webhooks/enqueue.ts';
 import { TEST_ENCRYPTION_KEY } from './server.ts';
 
@@ -140,27 +144,28 @@ export async function emitStatus(
 }
 
 /**
- * A backlog: `count` message.sent deliveries of as many messages, enqueued the way status changes
- * enqueue them, in one transaction (no message rows: the webhook worker never reads them).
+ * A backlog: `count` message.sent deliveries of as many messages, in one transaction. No message
+ * or event rows: each delivery carries its body, as a delivery made before migration 0023 does.
  */
 export async function enqueueBacklog(app: Target, projectId: string, count: number): Promise<void> {
   const now = Date.now();
-  const events: StatusEventForWebhook[] = [];
+  const events: WebhookEventToDeliver[] = [];
   for (let i = 0; i < count; i++) {
-    events.push({
-      projectId,
-      eventId: newId('evt', now),
-      messageId: newId('msg', now),
+    const eventId = newId('evt', now);
+    const messageId = newId('msg', now);
+    const payload = webhookPayload({
       status: 'SENT',
+      messageId,
       to: '+14155550100',
       template: 'order_update',
       providerMessageId: `wamid.backlog${i}`,
       occurredAt: now,
     });
+    events.push({ projectId, eventId, event: 'message.sent', messageId, templateId: null, payload });
   }
   await app.database.db.transaction().execute(async (trx) => {
     for (let i = 0; i < events.length; i += 200) {
-      await enqueueWebhookDeliveries(trx, app.notifier, events.slice(i, i + 200), now);
+      await enqueueWebhookEvents(trx, app.notifier, events.slice(i, i + 200), now);
     }
   });
   app.notifier.wakeLocal('webhooks');
@@ -182,4 +187,22 @@ export async function waitUntil(check: () => Promise<boolean> | boolean, timeout
     if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/**
+ * Every attempt of a delivery, oldest first, as the API shows them: the earlier ones in
+ * webhook_attempts, the latest in the delivery's own row.
+ */
+export async function deliveryAttempts(app: Pick<Target, 'database'>, deliveryId: string): Promise<WebhookAttemptRow[]> {
+  const { db } = app.database;
+  const delivery = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId).executeTakeFirstOrThrow();
+  const earlier = await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('attempt').execute();
+  const latest = latestAttemptOf(delivery);
+  return latest ? [...earlier, latest] : earlier;
+}
+
+/** The body a delivery sends: stored, or rebuilt from its event. */
+export async function deliveryBody(app: Pick<Target, 'database'>, row: WebhookDeliveryRow): Promise<string> {
+  const [withBody] = await withPayloads(app.database.db, [row]);
+  return withBody!.payload;
 }

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { openDatabase } from '../../src/db/database.ts';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../support/databases.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { deliveryRows, emitStatus, insertMessage, liveSecrets, setCallbackUrl, waitUntil } from '../support/webhookEvents.ts';
+import { deliveryAttempts, deliveryRows, emitStatus, insertMessage, liveSecrets, setCallbackUrl, waitUntil } from '../support/webhookEvents.ts';
 import { hang, ok, startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver.ts';
 
 // Stopping the service cuts the attempts in flight short: each is recorded as interrupted and is
@@ -52,7 +52,7 @@ for (const kind of databaseKinds()) {
           assert.equal(row.status, 'pending');
           assert.equal(row.attempt_count, 1);
           assert.ok(row.due_at! <= stopped, 'due again at once, not at the end of a lease');
-          const attempts = await local.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', row.id).execute();
+          const attempts = await deliveryAttempts({ database: local }, row.id);
           assert.equal(attempts.length, 1);
           assert.match(attempts[0]!.error ?? '', /interrupted/);
           assert.equal(attempts[0]!.status_code, null);

@@ -21,6 +21,7 @@ import * as m0019 from './0019_due_deliveries_by_id.ts';
 import * as m0020 from './0020_marketing_messages.ts';
 import * as m0021 from './0021_cost.ts';
 import * as m0022 from './0022_volume_tiers.ts';
+import * as m0023 from './0023_compact_deliveries.ts';
 import * as m0024 from './0024_waba_currency.ts';
 
 /**
@@ -50,6 +51,7 @@ export const migrations: Record<string, Migration> = {
   '0020_marketing_messages': m0020,
   '0021_cost': m0021,
   '0022_volume_tiers': m0022,
+  '0023_compact_deliveries': m0023,
   '0024_waba_currency': m0024,
 };
 
