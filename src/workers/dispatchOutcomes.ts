@@ -45,12 +45,10 @@ export class OutcomeRecorder {
   }
 
   async #commit(trx: Db, items: Submitted[]): Promise<boolean[]> {
-    const { dialect } = this.#database;
     const now = Date.now();
     // Re-read: a provider report may have moved a message while it was being submitted.
     const current = await lockMessages(
       trx,
-      dialect,
       items.map((item) => item.message.id),
     );
     const changes: StatusChange[] = [];

@@ -10,6 +10,7 @@ import { ApiError } from '../errors.ts';
 import { MessageView } from '../messageView.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses, iso, Problem, Timestamp } from '../schemas.ts';
+import { batchAnswerJson } from '../batchAnswer.ts';
 import { sendingFor } from '../sendingFor.ts';
 import { BodyVariables, HeaderVariables, IdempotencyHeaders, idempotencyKeyOf, RichSendFields, SendAt, sendResult } from './messages.ts';
 import { RECIPIENT_MAX_LENGTH } from '../../domain/messageRequest.ts';
@@ -122,7 +123,7 @@ export async function batchRoutes(app: FastifyInstance, ctx: HttpContext): Promi
         projectId: request.auth.projectId,
         keyId: request.auth.keyId,
         idempotencyKey: idempotencyKeyOf(request),
-        requestId: request.id,
+        answer: (outcome) => batchAnswerJson(outcome, request.id),
         beforeCommit: async () => ctx.testHooks.beforeAuthorizedWrite?.('/v1/messages/batch'),
       });
       return sendResult(ctx, request, reply, result);
