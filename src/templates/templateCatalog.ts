@@ -10,6 +10,9 @@ import { providerContextOf, submissionOf } from './providerContext.ts';
 // A project's templates after registration (registerTemplate.ts): read, preview with variables,
 // delete (here and at the provider).
 
+/** A stored template's components and category history, parsed (for its view). */
+export { categoryHistoryOf, componentsOf } from '../db/templates.ts';
+
 /** A page of the project's templates, newest first (`limit + 1` rows). */
 export function listProjectTemplates(db: Db, projectId: string, page: { limit: number; afterId?: string | undefined }): Promise<TemplateRow[]> {
   return listTemplates(db, projectId, page);

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { notFound } from '../../errors.ts';
 import { registerTemplate } from '../../templates/registerTemplate.ts';
 import { getTemplate, listProjectTemplates, removeTemplate } from '../../templates/templateCatalog.ts';
 import { authenticate, authorizedWrite } from '../auth.ts';
@@ -13,10 +12,6 @@ import { CreateTemplateBody, TemplateView, templateView } from './templateViews.
 export { TemplateView, templateView };
 
 export const TemplateIdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
-
-export function templateNotFound() {
-  return notFound('template');
-}
 
 export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
