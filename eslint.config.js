@@ -18,4 +18,37 @@ export default tseslint.config(
     files: ['test/**', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
+  // Layers (ARCHITECTURE.md): HTTP sits on top; use cases and everything under them never import it.
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/http/**', 'src/app.ts'], // app.ts: the composition root builds the HTTP server too
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/http/*', '**/http/**'], message: 'Only src/http/ imports src/http/: throw a DomainError (src/errors.ts), return a result.' }] },
+      ],
+    },
+  },
+  // Routes translate HTTP to a use-case call and back: no SQL and no repository call. Row types for
+  // the views may be imported (type-only). providerCredentials.ts and whatsappWebhook.ts are being
+  // reworked on another branch (the provider seam) and are held to it once that lands.
+  {
+    files: ['src/http/routes/**/*.ts'],
+    ignores: ['src/http/routes/providerCredentials.ts', 'src/http/routes/whatsappWebhook.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'kysely', message: 'Routes hold no SQL: call a use case.', allowTypeImports: false }],
+          patterns: [
+            {
+              group: ['**/db/*', '**/db/**'],
+              message: 'Routes call use cases, not repositories; only row types may be imported (import type).',
+              allowTypeImports: true,
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

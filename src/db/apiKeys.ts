@@ -1,5 +1,5 @@
-import type { Db, DialectName } from './database.ts';
-import { postgresStatement, statement } from './prepared.ts';
+import type { Db } from './database.ts';
+import { dialectOf, postgresStatement, statement } from './prepared.ts';
 import type { ApiKeysTable } from './tables.ts';
 
 export type ApiKeyRow = ApiKeysTable;
@@ -68,7 +68,7 @@ export function keyOfCheckedRows(rows: readonly KeyCheckColumns[]): KeyForReques
  * PostgreSQL the key row (only) is share-locked, so a revocation either commits before this (and
  * we see it) or waits for our commit: no write commits after its key's revocation.
  */
-export async function isApiKeyActive(db: Db, dialect: DialectName, keyId: string): Promise<boolean> {
+export async function isApiKeyActive(db: Db, keyId: string): Promise<boolean> {
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('projects', 'projects.id', 'api_keys.project_id')
@@ -76,7 +76,7 @@ export async function isApiKeyActive(db: Db, dialect: DialectName, keyId: string
     .where('api_keys.id', '=', keyId)
     .where('api_keys.revoked_at', 'is', null)
     .where('projects.disabled_at', 'is', null)
-    .$if(dialect === 'postgres', (query) => query.forShare('api_keys'))
+    .$if(dialectOf(db) === 'postgres', (query) => query.forShare('api_keys'))
     .executeTakeFirst();
   return row !== undefined;
 }
@@ -103,7 +103,7 @@ export async function listActiveApiKeys(
  * project is disabled. Every write that changes which keys are active takes this lock first, so
  * such writes serialise per project and never deadlock, and a request's own key is checked under it.
  */
-export async function lockActiveApiKeys(db: Db, dialect: DialectName, projectId: string): Promise<string[]> {
+export async function lockActiveApiKeys(db: Db, projectId: string): Promise<string[]> {
   const rows = await db
     .selectFrom('api_keys')
     .innerJoin('projects', 'projects.id', 'api_keys.project_id')
@@ -112,7 +112,7 @@ export async function lockActiveApiKeys(db: Db, dialect: DialectName, projectId:
     .where('api_keys.revoked_at', 'is', null)
     .where('projects.disabled_at', 'is', null)
     .orderBy('api_keys.id')
-    .$if(dialect === 'postgres', (query) => query.forUpdate('api_keys'))
+    .$if(dialectOf(db) === 'postgres', (query) => query.forUpdate('api_keys'))
     .execute();
   return rows.map((row) => row.id);
 }
@@ -124,12 +124,11 @@ export async function lockActiveApiKeys(db: Db, dialect: DialectName, projectId:
  */
 export async function insertApiKeyWithinCap(
   db: Db,
-  dialect: DialectName,
   row: ApiKeyRow,
   requesterKeyId: string,
   maxActive: number,
 ): Promise<'created' | 'requester_revoked' | 'limit_reached'> {
-  const locked = await lockActiveApiKeys(db, dialect, row.project_id);
+  const locked = await lockActiveApiKeys(db, row.project_id);
   if (!locked.includes(requesterKeyId)) return 'requester_revoked';
   const { count } = await db
     .selectFrom('api_keys')
@@ -157,13 +156,12 @@ export async function findApiKey(db: Db, projectId: string, id: string): Promise
  */
 export async function revokeApiKey(
   db: Db,
-  dialect: DialectName,
   projectId: string,
   id: string,
   requesterKeyId: string,
   now: number,
 ): Promise<'revoked' | 'not_found' | 'last_active_key' | 'requester_revoked'> {
-  const active = await lockActiveApiKeys(db, dialect, projectId);
+  const active = await lockActiveApiKeys(db, projectId);
   if (!active.includes(requesterKeyId)) return 'requester_revoked';
   if (!active.includes(id)) return 'not_found';
   if (active.length === 1) return 'last_active_key';
@@ -203,11 +201,11 @@ const ACTIVE_KEYS_POSTGRES = postgresStatement<{ id: string; project_id: string;
  * inside the write's transaction; on PostgreSQL the key rows (only) are share-locked, so a
  * revocation either commits before this (and we see it) or waits for our commit.
  */
-export async function activeKeysForWrite(db: Db, dialect: DialectName, ids: readonly string[]): Promise<Map<string, ActiveKey>> {
+export async function activeKeysForWrite(db: Db, ids: readonly string[]): Promise<Map<string, ActiveKey>> {
   const active = new Map<string, ActiveKey>();
   if (ids.length === 0) return active;
   const rows =
-    dialect === 'postgres'
+    dialectOf(db) === 'postgres'
       ? await ACTIVE_KEYS_POSTGRES.rows(db, [ids])
       : (await Promise.all([...ids].sort().map((id) => ACTIVE_KEY_SQLITE.rows(db, [id])))).flat();
   for (const row of rows) {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db, DialectName } from './database.ts';
+import type { Db } from './database.ts';
 import { dialectOf, statement } from './prepared.ts';
 import type { MessageCountsTable } from './tables.ts';
 
@@ -131,7 +131,6 @@ export interface HourCount {
  */
 export async function readHourlyCounts(
   db: Db,
-  _dialect: DialectName,
   projectId: string,
   range: { from: number; to: number; by: CountDimension },
 ): Promise<HourCount[]> {

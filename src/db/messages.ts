@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { findApiKeyByHash, type KeyCheckColumns, keyCheckedSql, type KeyForRequest, keyOfCheckedRows } from './apiKeys.ts';
-import type { Db, DialectName } from './database.ts';
+import type { Db } from './database.ts';
 import { countAcceptedMessages, countAcceptedSql } from './messageCounts.ts';
 import { columnsOf, dialectOf, numbered, postgresStatement, statement, type Statement } from './prepared.ts';
 import { withLinkedIdentities } from './recipientLinks.ts';
@@ -198,10 +198,10 @@ const MESSAGES_FOR_UPDATE_POSTGRES = postgresStatement<MessageRow>(
 );
 
 /** These messages as they are now, locked (PostgreSQL) for the caller's transaction. */
-export async function lockMessages(db: Db, dialect: DialectName, ids: string[]): Promise<Map<string, MessageRow>> {
+export async function lockMessages(db: Db, ids: string[]): Promise<Map<string, MessageRow>> {
   if (ids.length === 0) return new Map();
   const rows =
-    dialect === 'postgres'
+    dialectOf(db) === 'postgres'
       ? await MESSAGES_FOR_UPDATE_POSTGRES.rows(db, [ids])
       : (await Promise.all([...ids].sort().map((id) => MESSAGE_FOR_UPDATE_SQLITE.rows(db, [id])))).flat();
   return new Map(rows.map((row) => [row.id, row]));
@@ -255,10 +255,9 @@ function updateStatementFor(columns: readonly string[]): Statement<never> {
  */
 export async function updateMessages(
   db: Db,
-  dialect: DialectName,
   updates: readonly { id: string; changes: MessageChanges }[],
 ): Promise<void> {
-  if (dialect === 'sqlite') {
+  if (dialectOf(db) === 'sqlite') {
     for (const { id, changes } of updates) {
       // As Kysely's set(): a column given as undefined is left as it is.
       const columns = (Object.keys(changes) as (keyof MessageChanges)[]).filter((column) => changes[column] !== undefined);
@@ -474,10 +473,10 @@ const TEMPLATE_BY_ID_SQLITE = statement<TemplatesTable>('select * from templates
 const TEMPLATES_BY_ID_POSTGRES = postgresStatement<TemplatesTable>('select * from templates where id = any($1::text[])');
 
 /** These templates as they are now (the missing ones left out), read inside a write to check what a send relied on. */
-export async function currentTemplates(db: Db, dialect: DialectName, ids: readonly string[]): Promise<Map<string, TemplatesTable>> {
+export async function currentTemplates(db: Db, ids: readonly string[]): Promise<Map<string, TemplatesTable>> {
   if (ids.length === 0) return new Map();
   const rows =
-    dialect === 'postgres'
+    dialectOf(db) === 'postgres'
       ? await TEMPLATES_BY_ID_POSTGRES.rows(db, [ids])
       : (await Promise.all(ids.map((id) => TEMPLATE_BY_ID_SQLITE.rows(db, [id])))).flat();
   return new Map(rows.map((row) => [row.id, row]));

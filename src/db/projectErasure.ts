@@ -1,5 +1,6 @@
 import { lockActiveApiKeys } from './apiKeys.ts';
-import type { Db, DialectName } from './database.ts';
+import type { Db } from './database.ts';
+import { dialectOf } from './prepared.ts';
 
 export interface ErasedCounts {
   apiKeys: number;
@@ -25,11 +26,11 @@ const rows = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRow
  */
 export async function eraseProject(
   db: Db,
-  dialect: DialectName,
   projectId: string,
   requesterKeyId: string,
 ): Promise<ErasedCounts | 'requester_revoked'> {
-  const active = await lockActiveApiKeys(db, dialect, projectId);
+  const dialect = dialectOf(db);
+  const active = await lockActiveApiKeys(db, projectId);
   if (!active.includes(requesterKeyId)) return 'requester_revoked';
 
   await db.deleteFrom('template_status_events').where('project_id', '=', projectId).execute();

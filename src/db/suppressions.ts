@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Db, DialectName } from './database.ts';
-import { postgresStatement, statement } from './prepared.ts';
+import type { Db } from './database.ts';
+import { dialectOf, postgresStatement, statement } from './prepared.ts';
 import type { SuppressionsTable } from './tables.ts';
 import { newId } from '../domain/ids.ts';
 
@@ -28,7 +28,6 @@ const MANY_POSTGRES = postgresStatement<{ phone_number: string }>(
  */
 export async function suppressedAmong(
   db: Db,
-  dialect: DialectName,
   projectId: string,
   numbers: readonly string[],
   category: string,
@@ -36,7 +35,7 @@ export async function suppressedAmong(
   if (numbers.length === 0) return new Set();
   const unique = [...new Set(numbers)];
   const rows =
-    dialect === 'postgres'
+    dialectOf(db) === 'postgres'
       ? await MANY_POSTGRES.rows(db, [projectId, unique, category])
       : (await Promise.all(unique.map((number) => ONE_SQLITE.rows(db, [projectId, number, category])))).flat();
   return new Set(rows.map((row) => row.phone_number));

@@ -1,4 +1,5 @@
 import type { Db } from './database.ts';
+import { dialectOf } from './prepared.ts';
 import type { WebhookEndpointsTable } from './tables.ts';
 
 // A project's webhook endpoints: receivers beside its callbackUrl, each with an event filter.
@@ -7,25 +8,27 @@ import type { WebhookEndpointsTable } from './tables.ts';
 
 export type WebhookEndpointRow = WebhookEndpointsTable;
 
-/** The most endpoints a project may have: each event fans out to all of them. */
-export const MAX_ENDPOINTS_PER_PROJECT = 20;
-
 /** The event types an endpoint receives, or null for every one. */
 export function endpointEvents(row: Pick<WebhookEndpointRow, 'events'>): string[] | null {
   return row.events === null ? null : (JSON.parse(row.events) as string[]);
 }
 
-export async function insertWebhookEndpoint(db: Db, row: WebhookEndpointRow): Promise<void> {
-  await db.insertInto('webhook_endpoints').values(row).execute();
-}
-
-export async function countWebhookEndpoints(db: Db, projectId: string): Promise<number> {
-  const row = await db
+/**
+ * Inserts the endpoint unless its project already has `max`; false when it has. The project row is
+ * locked first (PostgreSQL), so two concurrent inserts cannot both pass the cap; in the caller's transaction.
+ */
+export async function insertWebhookEndpointWithinCap(db: Db, row: WebhookEndpointRow, max: number): Promise<boolean> {
+  if (dialectOf(db) === 'postgres') {
+    await db.selectFrom('projects').select('id').where('id', '=', row.project_id).forUpdate().execute();
+  }
+  const counted = await db
     .selectFrom('webhook_endpoints')
     .select((eb) => eb.fn.countAll().as('count'))
-    .where('project_id', '=', projectId)
+    .where('project_id', '=', row.project_id)
     .executeTakeFirst();
-  return Number(row?.count ?? 0);
+  if (Number(counted?.count ?? 0) >= max) return false;
+  await db.insertInto('webhook_endpoints').values(row).execute();
+  return true;
 }
 
 export async function findWebhookEndpoint(db: Db, projectId: string, id: string): Promise<WebhookEndpointRow | undefined> {

@@ -218,7 +218,7 @@ export async function authorizedWrite<T>(
   await ctx.testHooks.beforeAuthorizedWrite?.(request.routeOptions.url ?? request.url);
   return ctx.database.db.transaction().execute(async (trx) => {
     // `workChecksKey`: the work locks the key row itself (revocation does, to keep lock order).
-    if (!options.workChecksKey && !(await isApiKeyActive(trx, ctx.database.dialect, request.auth.keyId))) {
+    if (!options.workChecksKey && !(await isApiKeyActive(trx, request.auth.keyId))) {
       throw unauthorized('The API key was revoked.');
     }
     return work(trx);

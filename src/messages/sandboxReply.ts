@@ -4,7 +4,7 @@ import type { MessageRow } from '../db/messages.ts';
 import { findTemplate } from '../db/templates.ts';
 import type { Reply } from '../domain/inboundMessages.ts';
 import { quickReplyTap } from '../domain/quickReplyTap.ts';
-import { ApiError, validationError } from '../http/errors.ts';
+import { DomainError, validationError } from '../errors.ts';
 import type { Notifier } from '../workers/notifier.ts';
 import { recordReplyOnMessage, type RecordedReply } from './recordReply.ts';
 
@@ -53,7 +53,7 @@ export async function replyInSandbox(
 ): Promise<RecordedReply & { enqueued: boolean }> {
   const reply = await replyOf(trx, message, request);
   if (message.status === 'CANCELED') {
-    throw new ApiError('invalid_status_transition', 'The message was canceled before it was sent; nobody can reply to it.');
+    throw new DomainError('invalid_status_transition', 'The message was canceled before it was sent; nobody can reply to it.');
   }
   const inbound = { providerMessageId: `wamid.sandbox.reply.${randomUUID()}`, reply, occurredAt: now };
   return recordReplyOnMessage(trx, notifier, message, inbound, now);

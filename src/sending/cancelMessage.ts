@@ -1,6 +1,6 @@
-import type { Db, DialectName } from '../db/database.ts';
+import type { Db } from '../db/database.ts';
 import { findMessage, lockMessages, type MessageRow } from '../db/messages.ts';
-import { ApiError } from '../http/errors.ts';
+import { DomainError, notFound } from '../errors.ts';
 import type { Notifier } from '../workers/notifier.ts';
 import { recordStatusChanges } from '../workers/statusChanges.ts';
 
@@ -23,29 +23,28 @@ export type CancelOutcome =
 /** Cancels the project's message in the caller's transaction, with its event and webhooks. */
 export async function cancelMessage(
   trx: Db,
-  dialect: DialectName,
   notifier: Notifier,
   projectId: string,
   id: string,
   now: number,
 ): Promise<CancelOutcome> {
-  const message = (await lockMessages(trx, dialect, [id])).get(id);
+  const message = (await lockMessages(trx, [id])).get(id);
   if (message === undefined || message.project_id !== projectId) {
-    throw new ApiError('not_found', 'No message of this project has that id.');
+    throw notFound('message');
   }
   if (message.status === 'CANCELED') return { kind: 'unchanged', message };
   if (message.status !== 'QUEUED') {
-    throw new ApiError('message_not_cancelable', `The message is ${message.status}: it was submitted already and cannot be canceled.`);
+    throw new DomainError('message_not_cancelable', { status: message.status });
   }
   if ((message.held_at ?? null) !== null) {
-    throw new ApiError('message_not_cancelable', 'The provider holds the message for quality assessment and may still send it: it cannot be canceled.');
+    throw new DomainError('message_not_cancelable', 'The provider holds the message for quality assessment and may still send it: it cannot be canceled.');
   }
   if (message.lease_expires_at !== null && message.lease_expires_at > now - LEASE_CLOCK_SLACK_MS) {
-    throw new ApiError(
+    throw new DomainError(
       'message_not_cancelable',
       'The message is being submitted to the provider right now and cannot be canceled.',
     );
   }
-  const webhooks = await recordStatusChanges(trx, { dialect, notifier }, [{ message, transitions: ['CANCELED'], occurredAt: now }], now);
+  const webhooks = await recordStatusChanges(trx, { notifier }, [{ message, transitions: ['CANCELED'], occurredAt: now }], now);
   return { kind: 'canceled', message: (await findMessage(trx, projectId, id))!, webhooks };
 }

@@ -6,7 +6,7 @@ import { claimIdempotencyKeys, findIdempotencyRecord, type IdempotencyRecord } f
 import { insertBatch } from '../db/batches.ts';
 import { currentTemplates, insertAcceptedMessages, type MessageRow } from '../db/messages.ts';
 import type { BatchesTable, TemplatesTable } from '../db/tables.ts';
-import { ApiError } from '../http/errors.ts';
+import { DomainError } from '../errors.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
@@ -79,7 +79,7 @@ export class MessageAcceptor {
   /** A stored answer for this idempotency key, or undefined when the key is new. */
   async replayFor(projectId: string, key: string, fingerprint: string): Promise<AcceptResult | undefined> {
     if (this.#inFlight.has(keyOf(projectId, key))) {
-      throw new ApiError(
+      throw new DomainError(
         'idempotency_request_in_progress',
         'A request with this Idempotency-Key is still being processed; retry shortly.',
       );
@@ -92,7 +92,7 @@ export class MessageAcceptor {
     const idempotencyKey = request.idempotency && keyOf(request.projectId, request.idempotency.key);
     if (idempotencyKey !== undefined) {
       if (this.#inFlight.has(idempotencyKey)) {
-        throw new ApiError(
+        throw new DomainError(
           'idempotency_request_in_progress',
           'A request with this Idempotency-Key is still being processed; retry shortly.',
         );
@@ -101,7 +101,7 @@ export class MessageAcceptor {
     }
     try {
       const outcome = await this.#committer.submit(request);
-      if (outcome === 'revoked') throw new ApiError('unauthorized', 'The API key was revoked.');
+      if (outcome === 'revoked') throw new DomainError('unauthorized', 'The API key was revoked.');
       if (outcome === 'stale') return { kind: 'stale' };
       if (outcome === 'key_taken') {
         // Another process committed this key first: answer as its replay (or as a reuse).
@@ -111,7 +111,7 @@ export class MessageAcceptor {
           request.idempotency!.key,
           Date.now(),
         );
-        if (!record) throw new ApiError('idempotency_request_in_progress', 'Retry this request shortly.');
+        if (!record) throw new DomainError('idempotency_request_in_progress', 'Retry this request shortly.');
         return replayOf(record, request.idempotency!.fingerprint);
       }
       this.#notifier.wakeLocal('messages', [request.projectId]);
@@ -122,11 +122,10 @@ export class MessageAcceptor {
   }
 
   async #commitBatch(trx: Db, items: AcceptRequest[]): Promise<CommitOutcome[]> {
-    const { dialect } = this.#database;
     const now = Date.now();
     // Revocation applies to requests in flight: a key revoked before this commit writes nothing.
-    const keys = await activeKeysForWrite(trx, dialect, [...new Set(items.map((item) => item.keyId))]);
-    const templates = await currentTemplates(trx, dialect, [
+    const keys = await activeKeysForWrite(trx, [...new Set(items.map((item) => item.keyId))]);
+    const templates = await currentTemplates(trx, [
       ...new Set(items.filter((item) => keys.has(item.keyId)).map((item) => item.template.id)),
     ]);
     // Sends checked against the same remembered template share its row: compared once.
@@ -179,7 +178,7 @@ export class MessageAcceptor {
 
 function replayOf(record: IdempotencyRecord, fingerprint: string): AcceptResult {
   if (record.request_hash !== fingerprint) {
-    throw new ApiError(
+    throw new DomainError(
       'idempotency_key_reused',
       'This Idempotency-Key was used with a different request body in the last 24 hours; use a new key.',
     );

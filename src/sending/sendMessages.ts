@@ -6,8 +6,7 @@ import { suppressedAmong } from '../db/suppressions.ts';
 import type { TemplatesTable } from '../db/tables.ts';
 import { newId } from '../domain/ids.ts';
 import { requestFingerprint } from '../domain/messageRequest.ts';
-import { acceptedMessageJson } from '../http/messageView.ts';
-import { ApiError, problemOf, validationError } from '../http/errors.ts';
+import { DomainError, validationError } from '../errors.ts';
 import type { Notifier } from '../workers/notifier.ts';
 import { type AcceptResult, MessageAcceptor } from './messageAcceptor.ts';
 import { SendContexts, type TemplateParts, templateParts } from './sendContexts.ts';
@@ -51,14 +50,26 @@ interface Caller {
 export interface SingleSend extends Caller, SendItem {
   template: string;
   language: string;
+  /** The accepted answer's bytes, stored with the idempotency record so a replay returns exactly them. */
+  answer(message: MessageRow): string;
 }
 
 export interface BatchSend extends Caller {
   template: string;
   language: string;
   items: SendItem[];
-  /** The request's id, for the problem of each refused item. */
-  requestId: string;
+  /** The accepted answer's bytes, stored with the idempotency record so a replay returns exactly them. */
+  answer(outcome: BatchOutcome): string;
+}
+
+/** One batch item's fate: its message accepted, or the error that refused it. */
+export type BatchItemOutcome = { index: number; message: MessageRow } | { index: number; error: DomainError };
+
+export interface BatchOutcome {
+  batchId: string;
+  acceptedCount: number;
+  rejectedCount: number;
+  items: BatchItemOutcome[];
 }
 
 /** What a send checked about its project and template, ready to build messages. */
@@ -68,8 +79,8 @@ interface Checked {
   context: SendContext;
 }
 
-function changedMeanwhile(): ApiError {
-  return new ApiError('unavailable', 'The template or the project changed while the message was being sent; retry.', {
+function changedMeanwhile(): DomainError {
+  return new DomainError('unavailable', 'The template or the project changed while the message was being sent; retry.', {
     headers: { 'retry-after': '1' },
   });
 }
@@ -126,7 +137,7 @@ export class Sending {
         messages: [message],
         template: checked.template,
         suppressionVersion: checked.context.suppressionVersion,
-        responseBody: acceptedMessageJson(message),
+        responseBody: request.answer(message),
         ...(idempotencyKey !== undefined && { idempotency: { key: idempotencyKey, fingerprint } }),
       });
       if (result.kind !== 'stale') return result;
@@ -156,7 +167,7 @@ export class Sending {
       const batchId = newId('bat', now);
       const candidates = items.filter((item) => itemProblems(item).length === 0).map((item) => item.to);
       const suppressed = await this.#suppressed(projectId, checked, candidates);
-      const results: string[] = [];
+      const outcomes: BatchItemOutcome[] = [];
       const messages: MessageRow[] = [];
       for (const [index, item] of items.entries()) {
         const at = `/items/${index}`;
@@ -165,15 +176,18 @@ export class Sending {
           if (problems.length > 0) throw validationError(problems);
           const message = this.#message(projectId, checked, item, { now, at, suppressed, batchId });
           messages.push(message);
-          results.push(`{"index":${index},"status":202,"message":${acceptedMessageJson(message)}}`);
+          outcomes.push({ index, message });
         } catch (error) {
-          if (!(error instanceof ApiError)) throw error;
-          results.push(`{"index":${index},"status":${error.status},"error":${JSON.stringify(problemOf(error, request.requestId))}}`);
+          if (!(error instanceof DomainError)) throw error;
+          outcomes.push({ index, error });
         }
       }
-      const body =
-        `{"batchId":"${batchId}","acceptedCount":${messages.length},"rejectedCount":${items.length - messages.length},` +
-        `"items":[${results.join(',')}]}`;
+      const body = request.answer({
+        batchId,
+        acceptedCount: messages.length,
+        rejectedCount: items.length - messages.length,
+        items: outcomes,
+      });
       await request.beforeCommit?.();
       const result = await this.#acceptor.accept({
         keyId,
@@ -204,7 +218,7 @@ export class Sending {
   async #check(projectId: string, name: string, language: string, fresh: boolean): Promise<Checked | undefined> {
     const context = await this.#contexts.get(projectId, name, fresh);
     try {
-      if (!context) throw new ApiError('unauthorized', 'The API key is unknown or revoked.');
+      if (!context) throw new DomainError('unauthorized', 'The API key is unknown or revoked.');
       // The template's own faults first (the spec's 422), then whether the project can send at all.
       const template = chooseTemplate(context.templates, name, language);
       if (!context.providerConfigured) throw providerNotConfigured();
@@ -224,7 +238,7 @@ export class Sending {
     const reader = this.#database.reader;
     const linked = await linkedIdentities(reader, projectId, numbers);
     const all = [...new Set([...numbers, ...[...linked.values()].flat()])];
-    const suppressed = await suppressedAmong(reader, this.#database.dialect, projectId, all, checked.template.category);
+    const suppressed = await suppressedAmong(reader, projectId, all, checked.template.category);
     return new Set(numbers.filter((number) => suppressed.has(number) || (linked.get(number) ?? []).some((other) => suppressed.has(other))));
   }
 

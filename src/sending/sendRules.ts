@@ -4,7 +4,7 @@ import { parameterProblems, recipientProblem, variablesMatch } from '../domain/m
 import { type MessageFields, messageFieldProblems, renderMessage, richParameters } from '../domain/templateMessage.ts';
 import { renderText, sendProblem } from '../domain/templates.ts';
 import type { RichSendParameters } from '../providers/provider.ts';
-import { ApiError, validationError } from '../http/errors.ts';
+import { DomainError, validationError } from '../errors.ts';
 import type { TemplateParts } from './sendContexts.ts';
 
 // The rules of a send, each in one place, answered with the contract's error codes: the single
@@ -58,11 +58,11 @@ export function scheduledTime(sendAt: string | undefined, now: number, at = ''):
   const field = `${at}/sendAt`;
   if (time < now - SCHEDULE_CLOCK_SLACK_MS) {
     const message = `${field} is in the past; give a time from now to 35 days ahead, or leave it out to send at once.`;
-    throw new ApiError('send_at_out_of_range', message, { errors: [{ field, code: 'out_of_range', message }] });
+    throw new DomainError('send_at_out_of_range', message, { errors: [{ field, code: 'out_of_range', message }] });
   }
   if (time > now + MAX_SCHEDULE_AHEAD_MS) {
     const message = `${field} is more than 35 days ahead; give a time from now to 35 days ahead.`;
-    throw new ApiError('send_at_out_of_range', message, { errors: [{ field, code: 'out_of_range', message }] });
+    throw new DomainError('send_at_out_of_range', message, { errors: [{ field, code: 'out_of_range', message }] });
   }
   // A time just past (within the slack) is now: the message is not scheduled at all.
   return time <= now ? undefined : time;
@@ -71,12 +71,12 @@ export function scheduledTime(sendAt: string | undefined, now: number, at = ''):
 /** Picks the template a send names, or explains with the error the contract gives. */
 export function chooseTemplate(candidates: readonly TemplatesTable[], name: string, language: string): TemplatesTable {
   if (candidates.length === 0) {
-    throw new ApiError('template_not_found', `No template named '${name}' exists in this project.`);
+    throw new DomainError('template_not_found', { name });
   }
   const template = candidates.find((candidate) => candidate.language === language);
   if (!template) {
     const languages = candidates.map((candidate) => candidate.language).sort();
-    throw new ApiError(
+    throw new DomainError(
       'template_language_mismatch',
       `Template '${name}' exists in ${languages.join(', ')}, not in '${language}'; send with one of those languages.`,
     );
@@ -88,12 +88,12 @@ export function chooseTemplate(candidates: readonly TemplatesTable[], name: stri
     providerStatus: template.provider_status,
     providerStatusReason: template.provider_status_reason,
   });
-  if (problem !== undefined) throw new ApiError('template_not_approved', problem);
+  if (problem !== undefined) throw new DomainError('template_not_approved', problem);
   return template;
 }
 
-export function providerNotConfigured(): ApiError {
-  return new ApiError('provider_not_configured', 'Save the provider credentials first: PUT /v1/projects/me/provider-credentials.');
+export function providerNotConfigured(): DomainError {
+  return new DomainError('provider_not_configured');
 }
 
 function describeKeys(values: Record<string, string> | undefined): string {
@@ -143,13 +143,13 @@ export function checkVariables(
   if (parts.rich || hasRichFields(item)) {
     const problems = messageFieldProblems(parts, item);
     if (problems.length === 0) return;
-    throw new ApiError(
+    throw new DomainError(
       'template_variables_mismatch',
       `Template '${template.name}' (${template.language}) does not match the values sent: ${problems.join('; ')}.`,
     );
   }
   if (variablesMatch(parts.bodyCount, item.variables) && variablesMatch(parts.headerCount, item.headerVariables)) return;
-  throw new ApiError(
+  throw new DomainError(
     'template_variables_mismatch',
     `Template '${template.name}' (${template.language}) needs variables ${expectedKeys(parts.bodyCount)} and ` +
       `headerVariables ${expectedKeys(parts.headerCount)}; got variables ${describeKeys(item.variables)} and ` +
@@ -172,9 +172,9 @@ export function sendParameters(parts: TemplateParts, item: MessageFields): RichS
   return richParameters(parts, item);
 }
 
-export function recipientSuppressed(to: string, at = ''): ApiError {
+export function recipientSuppressed(to: string, at = ''): DomainError {
   const message = `${to} is on this project’s suppression list (opted out); remove it with DELETE /v1/suppressions/{phoneNumber} to send to it.`;
-  return new ApiError('recipient_suppressed', message, {
+  return new DomainError('recipient_suppressed', message, {
     errors: [{ field: `${at}/to`, code: 'suppressed', message }],
   });
 }

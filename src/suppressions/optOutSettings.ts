@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.ts';
 import { findOptOutSettings, saveOptOutSettings } from '../db/optOutSettings.ts';
 import { DEFAULT_OPT_OUT_KEYWORDS, keywordProblems, normalizedKeywords } from '../domain/optOutKeywords.ts';
-import { validationError } from '../http/errors.ts';
+import { validationError } from '../errors.ts';
 
 // A project's opt-out settings (GET/PUT /v1/projects/me/opt-out): which keywords opt a recipient
 // out, and whether they do. Defaults until the project saves its own.

@@ -3,7 +3,7 @@ import { findTemplateByNameAndLanguage, insertTemplate, recordTemplateSubmission
 import type { FieldError } from '../domain/fieldError.ts';
 import { newId } from '../domain/ids.ts';
 import { isMediaFormat, mediaHeaderOf, parameterFormatOf, registeredComponents, type TemplateDraft, validateTemplate } from '../domain/templates.ts';
-import { ApiError, validationError } from '../http/errors.ts';
+import { DomainError, validationError } from '../errors.ts';
 import { DownloadError } from '../net/guardedDownload.ts';
 import { loadMediaSample } from '../net/mediaSample.ts';
 import type { MediaSample, Provider, TemplateComponent } from '../providers/provider.ts';
@@ -37,8 +37,8 @@ export interface Registration {
   log: { warn(details: object, message: string): void };
 }
 
-export function templateExists(name: string, language: string): ApiError {
-  return new ApiError(
+export function templateExists(name: string, language: string): DomainError {
+  return new DomainError(
     'template_exists',
     `A template named '${name}' in ${language} is already registered; use another name or language, or delete it first.`,
   );
@@ -80,7 +80,7 @@ export async function registerTemplate(deps: RegistrationDeps, registration: Reg
   }
   const provider = await providerContextOf(deps, projectId);
   if (provider.problem !== undefined) {
-    throw new ApiError('provider_setup_incomplete', `Templates cannot reach the provider yet: ${provider.problem}`);
+    throw new DomainError('provider_setup_incomplete', `Templates cannot reach the provider yet: ${provider.problem}`);
   }
   const components = registeredComponents(draft);
   const mediaSample = await sampleOf(components, deps);

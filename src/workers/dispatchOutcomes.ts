@@ -23,14 +23,12 @@ interface Submitted {
  * SENT with its event and webhook, the next attempt after a transient failure, or FAILED.
  */
 export class OutcomeRecorder {
-  readonly #database: Database;
   readonly #recording: StatusRecording;
   readonly #retryScheduleMs: readonly number[];
   readonly #committer: GroupCommitter<Submitted, boolean>;
   readonly #costs: CostPricing | undefined;
 
   constructor(database: Database, recording: StatusRecording, retryScheduleMs: readonly number[], costs?: CostPricing) {
-    this.#database = database;
     this.#recording = recording;
     this.#costs = costs;
     this.#retryScheduleMs = retryScheduleMs;
@@ -45,12 +43,10 @@ export class OutcomeRecorder {
   }
 
   async #commit(trx: Db, items: Submitted[]): Promise<boolean[]> {
-    const { dialect } = this.#database;
     const now = Date.now();
     // Re-read: a provider report may have moved a message while it was being submitted.
     const current = await lockMessages(
       trx,
-      dialect,
       items.map((item) => item.message.id),
     );
     const changes: StatusChange[] = [];

@@ -1,4 +1,4 @@
-import type { Db, DialectName } from '../db/database.ts';
+import type { Db } from '../db/database.ts';
 import { countStatusChanges } from '../db/messageCounts.ts';
 import { insertMessageEvents, type MessageChanges, type MessageRow, updateMessages } from '../db/messages.ts';
 import type { MessageStatus } from '../db/tables.ts';
@@ -43,7 +43,6 @@ export interface MessageUpdate {
 
 /** What recording a status change needs of the running service. */
 export interface StatusRecording {
-  dialect: DialectName;
   /** Told after commit that webhook deliveries were enqueued. */
   notifier: Notifier;
   /** SVC_AUTO_SUPPRESS: FAILED with an opted-out code suppresses the number (off when not given). */
@@ -59,7 +58,7 @@ export interface StatusRecording {
  */
 export async function recordStatusChanges(
   trx: Db,
-  { dialect, notifier, autoSuppress = false }: StatusRecording,
+  { notifier, autoSuppress = false }: StatusRecording,
   changes: readonly StatusChange[],
   now: number,
   otherUpdates: readonly MessageUpdate[] = [],
@@ -88,7 +87,7 @@ export async function recordStatusChanges(
       });
     }
   }
-  await updateMessages(trx, dialect, updates);
+  await updateMessages(trx, updates);
   await insertMessageEvents(trx, events);
   await countStatusChanges(trx, events, changes.map((change) => change.message));
   await suppressMarketingStopped(trx, changes, now);

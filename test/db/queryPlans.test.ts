@@ -282,7 +282,7 @@ for (const kind of databaseKinds()) {
 
     it('GET /v1/analytics: the project’s hourly counts in the range', async () => {
       const [read] = await one((db) =>
-        readHourlyCounts(db, database.dialect, OLD_TENANT, { from: timeOf(100), to: timeOf(600), by: 'status' }),
+        readHourlyCounts(db, OLD_TENANT, { from: timeOf(100), to: timeOf(600), by: 'status' }),
       );
       assertWalks(read!, 'message_counts', ['message_counts_pk', 'sqlite_autoindex_message_counts_1'], { sorted: true, bitmap: true });
     });

@@ -82,7 +82,7 @@ for (const kind of databaseKinds()) {
             if (dialect === 'postgres') {
               erasurePid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0]!.pid;
             }
-            const counts = await eraseProject(trx, dialect, 'proj_erased', 'key_proj_erased');
+            const counts = await eraseProject(trx, 'proj_erased', 'key_proj_erased');
             erased();
             await erasureMayCommit;
             return counts;

@@ -1,20 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { HOUR_MS, readHourlyCounts } from '../../db/messageCounts.ts';
+import { messageAnalytics } from '../../analytics/messageAnalytics.ts';
 import { authenticate } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 
-// Message figures over time, from the hourly counters (db/messageCounts.ts): a page of buckets
-// reads at most one row per hour and key, whatever the project's size.
-
-const DAY_MS = 24 * HOUR_MS;
-const INTERVAL_MS = { hour: HOUR_MS, day: DAY_MS } as const;
-/** The most buckets one answer holds: 31 days of hours, 366 days. */
-const MAX_SPAN_MS = { hour: 31 * DAY_MS, day: 366 * DAY_MS } as const;
-const STATUSES = ['QUEUED', 'SENT', 'DELIVERED', 'READ', 'FAILED', 'CANCELED'] as const;
+// Message figures over time: src/analytics/messageAnalytics.ts.
 
 const Interval = Type.Union([Type.Literal('hour'), Type.Literal('day')]);
 const GroupBy = Type.Union([Type.Literal('status'), Type.Literal('template'), Type.Literal('language')]);
@@ -46,10 +38,6 @@ const Analytics = Type.Object({
   ),
 });
 
-function rangeError(message: string): ApiError {
-  return new ApiError('invalid_time_range', message, { errors: [{ field: 'query:/to', code: 'invalid_range', message }] });
-}
-
 export async function analyticsRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', authenticate(ctx));
@@ -76,31 +64,8 @@ export async function analyticsRoutes(app: FastifyInstance, ctx: HttpContext): P
     },
     async (request) => {
       const { interval = 'day', groupBy = 'status' } = request.query;
-      const step = INTERVAL_MS[interval];
-      const from = Date.parse(request.query.from);
-      const to = Date.parse(request.query.to);
-      const start = from - (from % step);
-      if (to <= from) throw rangeError('to must be after from.');
-      // Whole buckets only: the counters are hourly, so a bucket cut short would count past `to`.
-      const end = to % step === 0 ? to : to - (to % step) + step;
-      if (end - start > MAX_SPAN_MS[interval]) {
-        throw rangeError(`At interval=${interval}, from and to may be at most ${interval === 'hour' ? 31 : 366} days apart.`);
-      }
-      const hours = await readHourlyCounts(ctx.database.reader, ctx.database.dialect, request.auth.projectId, {
-        from: start,
-        to: end,
-        by: groupBy,
-      });
-      const keys = groupBy === 'status' ? [...STATUSES] : [...new Set(hours.map((row) => row.key))].sort();
-      const buckets: { start: number; counts: Record<string, number> }[] = [];
-      for (let at = start; at < end; at += step) {
-        buckets.push({ start: at, counts: Object.fromEntries(keys.map((key) => [key, 0])) });
-      }
-      for (const row of hours) {
-        // Day buckets sum their hours (UTC days: hours and days both start at multiples of the epoch).
-        const bucket = buckets[Math.floor((row.hour - start) / step)];
-        if (bucket) bucket.counts[row.key] = (bucket.counts[row.key] ?? 0) + row.count;
-      }
+      const query = { from: Date.parse(request.query.from), to: Date.parse(request.query.to), interval, groupBy };
+      const { start, end, buckets } = await messageAnalytics(ctx.database.reader, request.auth.projectId, query);
       return {
         from: iso(start),
         to: iso(end),

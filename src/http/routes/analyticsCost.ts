@@ -1,19 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { listReconciliations } from '../../db/costReconciliations.ts';
-import { type CostDimension, DAY_MS, readCosts } from '../../db/messageCosts.ts';
+import { costAnalytics, type CostFigures, costReconciliations } from '../../analytics/costAnalytics.ts';
+import type { CostDimension } from '../../db/messageCosts.ts';
 import { fromMicros } from '../../domain/rateCard.ts';
 import { authenticate } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 
-// What the project's delivered messages cost, from the cost counters (db/messageCosts.ts): an
-// answer reads the counter rows of its days, whatever the project's size; and how those totals
-// compare with Meta's own (the reconciliation job's results).
+// What the project's delivered messages cost, and how that compares with Meta's own totals:
+// src/analytics/costAnalytics.ts.
 
-const MAX_DAYS = 366;
 const DIMENSIONS = ['day', 'template', 'category', 'market', 'country'] as const;
 const GROUP_BY = `^(${DIMENSIONS.join('|')})(,(${DIMENSIONS.join('|')})){0,4}$`;
 
@@ -68,19 +65,8 @@ const Reconciliation = Type.Object({
   ),
 });
 
-function rangeError(message: string): ApiError {
-  return new ApiError('invalid_time_range', message, { errors: [{ field: 'query:/to', code: 'invalid_range', message }] });
-}
-
-/** [from, to) widened to whole UTC days, checked. */
-function dayRange(query: { from: string; to: string }): { start: number; end: number } {
-  const from = Date.parse(query.from);
-  const to = Date.parse(query.to);
-  if (to <= from) throw rangeError('to must be after from.');
-  const start = from - (from % DAY_MS);
-  const end = to % DAY_MS === 0 ? to : to - (to % DAY_MS) + DAY_MS;
-  if (end - start > MAX_DAYS * DAY_MS) throw rangeError(`from and to may be at most ${MAX_DAYS} days apart.`);
-  return { start, end };
+function figures(row: CostFigures) {
+  return { currency: row.currency, amount: fromMicros(row.amountMicros), charged: row.charged, free: row.free, unpriced: row.unpriced };
 }
 
 export async function analyticsCostRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
@@ -109,39 +95,18 @@ export async function analyticsCostRoutes(app: FastifyInstance, ctx: HttpContext
       },
     },
     async (request) => {
-      const { start, end } = dayRange(request.query);
       const by = [...new Set((request.query.groupBy ?? 'day').split(','))] as CostDimension[];
-      const rows = await readCosts(ctx.database.reader, request.auth.projectId, { from: start, to: end, by });
-      const figures = (row: { currency: string; amountMicros: number; charged: number; free: number; unpriced: number }) => ({
-        currency: row.currency,
-        amount: fromMicros(row.amountMicros),
-        charged: row.charged,
-        free: row.free,
-        unpriced: row.unpriced,
-      });
-      const totals = new Map<string, { currency: string; amountMicros: number; charged: number; free: number; unpriced: number }>();
-      for (const row of rows) {
-        const total = totals.get(row.currency) ?? { currency: row.currency, amountMicros: 0, charged: 0, free: 0, unpriced: 0 };
-        total.amountMicros += row.amountMicros;
-        total.charged += row.charged;
-        total.free += row.free;
-        total.unpriced += row.unpriced;
-        totals.set(row.currency, total);
-      }
-      const sortKey = (row: (typeof rows)[number]) => JSON.stringify([...by.map((d) => row.keys[d]), row.currency]);
-      const groups = rows
-        .filter((row) => row.charged !== 0 || row.free !== 0 || row.unpriced !== 0)
-        .sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0))
-        .map((row) => ({
-          ...Object.fromEntries(by.map((d) => [d, d === 'day' ? iso(row.keys.day as number) : row.keys[d]])),
-          ...figures(row),
-        }));
+      const range = { from: Date.parse(request.query.from), to: Date.parse(request.query.to) };
+      const { start, end, totals, groups } = await costAnalytics(ctx.database.reader, request.auth.projectId, { ...range, by });
       return {
         from: iso(start),
         to: iso(end),
         groupBy: by,
-        totals: [...totals.values()].sort((a, b) => (a.currency < b.currency ? -1 : 1)).map(figures),
-        groups,
+        totals: totals.map(figures),
+        groups: groups.map((row) => ({
+          ...Object.fromEntries(by.map((d) => [d, d === 'day' ? iso(row.keys.day as number) : row.keys[d]])),
+          ...figures(row),
+        })),
       };
     },
   );
@@ -164,8 +129,8 @@ export async function analyticsCostRoutes(app: FastifyInstance, ctx: HttpContext
       },
     },
     async (request) => {
-      const { start, end } = dayRange(request.query);
-      const rows = await listReconciliations(ctx.database.reader, request.auth.projectId, { from: start, to: end });
+      const range = { from: Date.parse(request.query.from), to: Date.parse(request.query.to) };
+      const rows = await costReconciliations(ctx.database.reader, request.auth.projectId, range);
       return rows.map((row) => {
         const differences = JSON.parse(row.differences) as Array<{
           category: string;

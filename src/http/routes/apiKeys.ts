@@ -1,18 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { generateApiKey, hashApiKey, visiblePrefix } from '../../domain/apiKeys.ts';
-import { newId } from '../../domain/ids.ts';
-import {
-  type ApiKeyRow,
-  findApiKey,
-  insertApiKeyWithinCap,
-  listActiveApiKeys,
-  revokeApiKey,
-} from '../../db/apiKeys.ts';
-import { authenticate, authorizedWrite, unauthorized } from '../auth.ts';
+import { createApiKey, listApiKeys, newApiKey, revokeProjectApiKey } from '../../apiKeys/apiKeys.ts';
+import type { ApiKeyRow } from '../../db/apiKeys.ts';
+import { authenticate, authorizedWrite } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses, iso, isoOrNull, Timestamp } from '../schemas.ts';
 
@@ -74,33 +66,9 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: HttpContext): Prom
       },
     },
     async (request) => {
-      const now = Date.now();
-      const value = generateApiKey();
       const { projectId, keyId } = request.auth;
-      const max = ctx.config.maxApiKeysPerProject;
-      const row: ApiKeyRow = {
-        id: newId('key', now),
-        project_id: projectId,
-        name: request.body.name,
-        prefix: visiblePrefix(value),
-        key_hash: hashApiKey(value),
-        created_at: now,
-        last_used_at: null,
-        revoked_at: null,
-      };
-      const outcome = await authorizedWrite(
-        ctx,
-        request,
-        (trx) => insertApiKeyWithinCap(trx, ctx.database.dialect, row, keyId, max),
-        { workChecksKey: true },
-      );
-      if (outcome === 'requester_revoked') throw unauthorized('The API key was revoked.');
-      if (outcome === 'limit_reached') {
-        throw new ApiError(
-          'api_key_limit_reached',
-          `The project already has ${max} active API keys, the most it may hold; revoke one first.`,
-        );
-      }
+      const { row, value } = newApiKey(projectId, request.body.name, Date.now());
+      await authorizedWrite(ctx, request, (trx) => createApiKey(trx, row, keyId, ctx.config.maxApiKeysPerProject), { workChecksKey: true });
       return { ...apiKeyView(row), key: value, apiKey: value };
     },
   );
@@ -121,7 +89,7 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: HttpContext): Prom
     },
     async (request, reply) => {
       const { limit, cursor } = request.query;
-      const rows = await listActiveApiKeys(ctx.database.reader, request.auth.projectId, {
+      const rows = await listApiKeys(ctx.database.reader, request.auth.projectId, {
         limit,
         beforeId: decodeCursor(cursor),
       });
@@ -143,25 +111,11 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: HttpContext): Prom
       },
     },
     async (request) => {
-      const now = Date.now();
       const { projectId, keyId } = request.auth;
-      const row = await authorizedWrite(
-        ctx,
-        request,
-        async (trx) => {
-          const outcome = await revokeApiKey(trx, ctx.database.dialect, projectId, request.params.id, keyId, now);
-          if (outcome === 'requester_revoked') throw unauthorized('The API key was revoked.');
-          if (outcome === 'not_found') {
-            throw new ApiError('not_found', 'No active API key of this project has that id.');
-          }
-          if (outcome === 'last_active_key') {
-            throw new ApiError('last_active_key', 'This is the project’s only active key; create another first.');
-          }
-          return findApiKey(trx, projectId, request.params.id);
-        },
-        { workChecksKey: true },
-      );
-      return { ...apiKeyView(row!), revokedAt: iso(row!.revoked_at!) };
+      const row = await authorizedWrite(ctx, request, (trx) => revokeProjectApiKey(trx, projectId, request.params.id, keyId, Date.now()), {
+        workChecksKey: true,
+      });
+      return { ...apiKeyView(row), revokedAt: iso(row.revoked_at!) };
     },
   );
 }

@@ -1,15 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { type BatchRow, batchStatusCounts, findBatch, listBatches } from '../../db/batches.ts';
+import { countsOfBatches, getBatch, listProjectBatches } from '../../batches/batchReads.ts';
+import type { BatchRow } from '../../db/batches.ts';
 import type { MessageStatus } from '../../db/tables.ts';
 import { MAX_BATCH_ITEMS } from '../../sending/sendMessages.ts';
 import { authenticate, verifyingErrorHandler } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
 import { MessageView } from '../messageView.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses, iso, Problem, Timestamp } from '../schemas.ts';
+import { batchAnswerJson } from '../batchAnswer.ts';
 import { sendingFor } from '../sendingFor.ts';
 import { BodyVariables, HeaderVariables, IdempotencyHeaders, idempotencyKeyOf, RichSendFields, SendAt, sendResult } from './messages.ts';
 import { RECIPIENT_MAX_LENGTH } from '../../domain/messageRequest.ts';
@@ -122,7 +123,7 @@ export async function batchRoutes(app: FastifyInstance, ctx: HttpContext): Promi
         projectId: request.auth.projectId,
         keyId: request.auth.keyId,
         idempotencyKey: idempotencyKeyOf(request),
-        requestId: request.id,
+        answer: (outcome) => batchAnswerJson(outcome, request.id),
         beforeCommit: async () => ctx.testHooks.beforeAuthorizedWrite?.('/v1/messages/batch'),
       });
       return sendResult(ctx, request, reply, result);
@@ -146,8 +147,8 @@ export async function batchRoutes(app: FastifyInstance, ctx: HttpContext): Promi
     async (request, reply) => {
       const { projectId } = request.auth;
       const { limit, cursor } = request.query;
-      const rows = paginate(request, reply, await listBatches(ctx.database.reader, projectId, { limit, beforeId: decodeCursor(cursor) }), limit);
-      const counts = await batchStatusCounts(
+      const rows = paginate(request, reply, await listProjectBatches(ctx.database.reader, projectId, { limit, beforeId: decodeCursor(cursor) }), limit);
+      const counts = await countsOfBatches(
         ctx.database.reader,
         projectId,
         rows.map((row) => row.id),
@@ -171,11 +172,8 @@ export async function batchRoutes(app: FastifyInstance, ctx: HttpContext): Promi
       },
     },
     async (request) => {
-      const { projectId } = request.auth;
-      const batch = await findBatch(ctx.database.reader, projectId, request.params.id);
-      if (!batch) throw new ApiError('not_found', 'No batch of this project has that id.');
-      const counts = await batchStatusCounts(ctx.database.reader, projectId, [batch.id]);
-      return batchView(batch, counts.get(batch.id));
+      const { batch, counts } = await getBatch(ctx.database.reader, request.auth.projectId, request.params.id);
+      return batchView(batch, counts);
     },
   );
 }

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { type FeedEventRow, type FeedReplyRow, listEventsAfter } from '../../db/events.ts';
+import type { FeedEventRow, FeedReplyRow } from '../../db/events.ts';
+import { eventsAfter } from '../../messages/eventFeed.ts';
 import { REPLY_EVENT, replyWebhookPayload, webhookEventOf, webhookPayload } from '../../domain/webhookPayload.ts';
 import { authenticate } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
@@ -124,7 +125,7 @@ export async function eventRoutes(app: FastifyInstance, ctx: HttpContext): Promi
     },
     async (request, reply) => {
       const limit = request.query.limit ?? DEFAULT_PAGE_SIZE;
-      const rows = await listEventsAfter(ctx.database.reader, request.auth.projectId, request.query.after ?? '', limit + 1);
+      const rows = await eventsAfter(ctx.database.reader, request.auth.projectId, request.query.after ?? '', limit);
       const page = rows.slice(0, limit);
       if (rows.length > limit) {
         const next = new URLSearchParams({ after: page.at(-1)!.id, limit: String(limit) });

@@ -1,11 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
 import { Type } from 'typebox';
-import { isSchemaCurrent } from '../../db/migrate.ts';
+import { checkReadiness } from '../../operations/readiness.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
 import { errorResponses } from '../schemas.ts';
-import { dispatchStall } from '../../workers/messageQueueHealth.ts';
 
 const Status = Type.Object({ status: Type.String() });
 
@@ -30,16 +27,7 @@ export async function healthRoutes(app: FastifyInstance, ctx: HttpContext): Prom
       },
     },
     async () => {
-      try {
-        await sql`select 1`.execute(ctx.database.db);
-      } catch {
-        throw new ApiError('unavailable', 'The database does not answer.', { headers: { 'retry-after': '1' } });
-      }
-      if (!(await isSchemaCurrent(ctx.database.db))) {
-        throw new ApiError('unavailable', 'The database schema is not the one this code expects.');
-      }
-      const stall = await dispatchStall(ctx.database.db, Date.now(), ctx.config.workerStallMs);
-      if (stall) throw new ApiError('unavailable', stall);
+      await checkReadiness(ctx.database.db, Date.now(), ctx.config.workerStallMs);
       return { status: 'ready' };
     },
   );

@@ -1,18 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { listMessageReplies } from '../../db/messageReplies.ts';
-import { findMessageCheckingKey, listMessageEvents, listMessages } from '../../db/messages.ts';
 import { REPLY_EVENT } from '../../domain/webhookPayload.ts';
-import { withReplies } from '../../messages/messageTimeline.ts';
+import { notFound } from '../../errors.ts';
+import { findMessageForKey, listMessagesForKey, messageTimeline } from '../../messages/messageReads.ts';
 import { parseIdempotencyKey } from '../../domain/messageRequest.ts';
 import { cancelMessage } from '../../sending/cancelMessage.ts';
 import type { SendResult } from '../../sending/sendMessages.ts';
-import { listDeliveriesForMessage, WebhookDeliveryView, webhookDeliveryView } from '../../webhooks/deliveryView.ts';
+import { WebhookDeliveryView, webhookDeliveryView } from '../../webhooks/deliveryView.ts';
 import { authenticate, authorizedWrite, confirmKey, keyVerified, verifyingErrorHandler, verifyKey } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError, validationError } from '../errors.ts';
-import { messageJson, MessageStatusView, MessageView, ProviderErrorView } from '../messageView.ts';
+import { validationError } from '../errors.ts';
+import { acceptedMessageJson, messageJson, MessageStatusView, MessageView, ProviderErrorView } from '../messageView.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { ReplyView, replyView } from '../replyView.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
@@ -213,6 +212,7 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
         projectId: request.auth.projectId,
         keyId: request.auth.keyId,
         idempotencyKey: idempotencyKeyOf(request),
+        answer: acceptedMessageJson,
         beforeCommit: async () => ctx.testHooks.beforeAuthorizedWrite?.('/v1/messages'),
       });
       return sendResult(ctx, request, reply, result);
@@ -238,7 +238,7 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
     },
     async (request, reply) => {
       const outcome = await authorizedWrite(ctx, request, (trx) =>
-        cancelMessage(trx, ctx.database.dialect, ctx.notifier, request.auth.projectId, request.params.id, Date.now()),
+        cancelMessage(trx, ctx.notifier, request.auth.projectId, request.params.id, Date.now()),
       );
       if (outcome.kind === 'canceled' && outcome.webhooks) ctx.notifier.wakeLocal('webhooks');
       return sendJson(reply, messageJson(outcome.message));
@@ -261,9 +261,9 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
     },
     async (request, reply) => {
       const { auth } = request;
-      const { key, found } = await findMessageCheckingKey(ctx.database.reader, auth.keyHash, auth.projectId, request.params.id);
+      const { key, found } = await findMessageForKey(ctx.database.reader, auth.keyHash, auth.projectId, request.params.id);
       confirmKey(ctx, request, key);
-      if (!found) throw new ApiError('not_found', 'No message of this project has that id.');
+      if (!found) throw notFound('message');
       return sendJson(reply, messageJson(found));
     },
   );
@@ -286,7 +286,7 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
     },
     async (request, reply) => {
       const { limit, cursor, status, to, template, since, until, batchId } = request.query;
-      const { key, found: rows } = await listMessages(
+      const { key, found: rows } = await listMessagesForKey(
         ctx.database.reader,
         request.auth.keyHash,
         request.auth.projectId,
@@ -322,16 +322,12 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
     },
     async (request) => {
       const { projectId, keyHash } = request.auth;
-      const { key, found: message } = await findMessageCheckingKey(ctx.database.reader, keyHash, projectId, request.params.id);
+      const { key, found: message } = await findMessageForKey(ctx.database.reader, keyHash, projectId, request.params.id);
       confirmKey(ctx, request, key);
-      if (!message) throw new ApiError('not_found', 'No message of this project has that id.');
-      const [events, replies, deliveries] = await Promise.all([
-        listMessageEvents(ctx.database.reader, message),
-        listMessageReplies(ctx.database.reader, projectId, message.id),
-        listDeliveriesForMessage(ctx.database.reader, projectId, message.id),
-      ]);
+      if (!message) throw notFound('message');
+      const { entries, deliveries } = await messageTimeline(ctx.database.reader, message);
       const deliveriesOf = (eventId: string) => deliveries.filter((delivery) => delivery.eventId === eventId).map(webhookDeliveryView);
-      return withReplies(events, replies).map((entry) =>
+      return entries.map((entry) =>
         entry.kind === 'status'
           ? {
               id: entry.event.id,

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { eraseProject } from '../../db/projectErasure.ts';
-import { authenticate, authorizedWrite, unauthorized } from '../auth.ts';
+import { eraseOwnProject } from '../../projects/projectErasure.ts';
+import { authenticate, authorizedWrite } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 
@@ -49,13 +49,7 @@ export async function projectErasureRoutes(app: FastifyInstance, ctx: HttpContex
     },
     async (request) => {
       const { projectId, keyId } = request.auth;
-      const erased = await authorizedWrite(
-        ctx,
-        request,
-        (trx) => eraseProject(trx, ctx.database.dialect, projectId, keyId),
-        { workChecksKey: true },
-      );
-      if (erased === 'requester_revoked') throw unauthorized('The API key was revoked.');
+      const erased = await authorizedWrite(ctx, request, (trx) => eraseOwnProject(trx, projectId, keyId), { workChecksKey: true });
       request.log.info({ projectId, erased }, 'project erased');
       return { projectId, id: projectId, erasedAt: iso(Date.now()), erased };
     },

@@ -2,12 +2,8 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { generateApiKey, hashApiKey, visiblePrefix } from '../../domain/apiKeys.ts';
-import { newId } from '../../domain/ids.ts';
-import { generateWebhookSecret, sealSecret } from '../../domain/secretBox.ts';
-import { insertApiKey } from '../../db/apiKeys.ts';
-import { findProject, insertProject, type ProjectRow } from '../../db/projects.ts';
-import { findProviderAccount } from '../../db/providerAccounts.ts';
+import type { ProjectRow } from '../../db/projects.ts';
+import { createProject, readProject } from '../../projects/projects.ts';
 import { authenticate, bearerToken, unauthorized } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
@@ -108,36 +104,7 @@ export async function projectRoutes(app: FastifyInstance, ctx: HttpContext): Pro
     },
     async (request) => {
       const now = Date.now();
-      const apiKey = generateApiKey();
-      const project: ProjectRow = {
-        id: newId('proj', now),
-        name: request.body.name,
-        owner_email: request.body.ownerEmail,
-        provider_phone_number_id: null,
-        provider_access_token_enc: null,
-        callback_url: null,
-        webhook_secret_enc: sealSecret(ctx.encryptionKey, generateWebhookSecret()),
-        previous_webhook_secret_enc: null,
-        previous_webhook_secret_expires_at: null,
-        provider_messages_per_second: null,
-        credentials_updated_at: null,
-        created_at: now,
-        updated_at: now,
-      };
-      const keyId = newId('key', now);
-      await ctx.database.db.transaction().execute(async (trx) => {
-        await insertProject(trx, project);
-        await insertApiKey(trx, {
-          id: keyId,
-          project_id: project.id,
-          name: 'default',
-          prefix: visiblePrefix(apiKey),
-          key_hash: hashApiKey(apiKey),
-          created_at: now,
-          last_used_at: null,
-          revoked_at: null,
-        });
-      });
+      const { project, apiKey, apiKeyId: keyId } = await createProject(ctx.database, ctx.encryptionKey, request.body, now);
       return {
         projectId: project.id,
         id: project.id,
@@ -163,9 +130,7 @@ export async function projectRoutes(app: FastifyInstance, ctx: HttpContext): Pro
       onRequest: authenticate(ctx),
     },
     async (request) => {
-      const project = await findProject(ctx.database.reader, request.auth.projectId);
-      if (!project) throw unauthorized();
-      const account = project.provider_access_token_enc === null ? undefined : await findProviderAccount(ctx.database.reader, project.id);
+      const { project, account } = await readProject(ctx.database.reader, request.auth.projectId);
       // Which provider answers, so a reader (the console's "sandbox" badge) knows nothing really goes out.
       return { ...projectView(project, account && providerAccountView(project, account, ctx.config)), providerName: ctx.config.provider };
     },

@@ -1,20 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import {
-  addSuppressions,
-  deleteSuppression,
-  findSuppression,
-  listSuppressions,
-  type SuppressionRow,
-  type SuppressionScope,
-  type SuppressionSource,
-  widenSuppression,
-} from '../../db/suppressions.ts';
+import type { SuppressionRow, SuppressionScope, SuppressionSource } from '../../db/suppressions.ts';
+import { getSuppression, listSuppressedNumbers, suppressNumber, unsuppressNumber } from '../../suppressions/suppressionList.ts';
 import { RECIPIENT_MAX_LENGTH, recipientProblem } from '../../domain/messageRequest.ts';
 import { authenticate, authorizedWrite } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError, validationError } from '../errors.ts';
+import { validationError } from '../errors.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 
@@ -93,13 +85,8 @@ export async function suppressionRoutes(app: FastifyInstance, ctx: HttpContext):
     async (request, reply) => {
       const { projectId } = request.auth;
       const phoneNumber = phoneNumberOf(request.body.phoneNumber, '/phoneNumber');
-      const { added, row } = await authorizedWrite(ctx, request, async (trx) => {
-        const entry = { projectId, phoneNumber, reason: request.body.reason ?? null, source: 'api' as const };
-        const added = (await addSuppressions(trx, [entry], Date.now())).length > 0;
-        // A marketing-only suppression (Meta's marketing opt-out) becomes one of every send.
-        if (!added) await widenSuppression(trx, entry);
-        return { added, row: (await findSuppression(trx, projectId, phoneNumber))! };
-      });
+      const reason = request.body.reason ?? null;
+      const { added, row } = await authorizedWrite(ctx, request, (trx) => suppressNumber(trx, projectId, phoneNumber, reason, Date.now()));
       return reply.code(added ? 201 : 200).send(suppressionView(row));
     },
   );
@@ -120,7 +107,7 @@ export async function suppressionRoutes(app: FastifyInstance, ctx: HttpContext):
     },
     async (request, reply) => {
       const { limit, cursor } = request.query;
-      const rows = await listSuppressions(ctx.database.reader, request.auth.projectId, { limit, beforeId: decodeCursor(cursor) });
+      const rows = await listSuppressedNumbers(ctx.database.reader, request.auth.projectId, { limit, beforeId: decodeCursor(cursor) });
       return paginate(request, reply, rows, limit).map(suppressionView);
     },
   );
@@ -141,9 +128,7 @@ export async function suppressionRoutes(app: FastifyInstance, ctx: HttpContext):
     },
     async (request) => {
       const phoneNumber = phoneNumberOf(request.params.phoneNumber, 'params:/phoneNumber');
-      const row = await findSuppression(ctx.database.reader, request.auth.projectId, phoneNumber);
-      if (!row) throw new ApiError('not_found', 'This number is not on the project’s suppression list.');
-      return suppressionView(row);
+      return suppressionView(await getSuppression(ctx.database.reader, request.auth.projectId, phoneNumber));
     },
   );
 
@@ -164,8 +149,7 @@ export async function suppressionRoutes(app: FastifyInstance, ctx: HttpContext):
     async (request, reply) => {
       const { projectId } = request.auth;
       const phoneNumber = phoneNumberOf(request.params.phoneNumber, 'params:/phoneNumber');
-      const deleted = await authorizedWrite(ctx, request, (trx) => deleteSuppression(trx, projectId, phoneNumber));
-      if (!deleted) throw new ApiError('not_found', 'This number is not on the project’s suppression list.');
+      await authorizedWrite(ctx, request, (trx) => unsuppressNumber(trx, projectId, phoneNumber));
       return reply.code(204).send(null);
     },
   );

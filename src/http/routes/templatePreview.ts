@@ -1,12 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { findTemplate } from '../../db/templates.ts';
-import { templateParts } from '../../sending/sendContexts.ts';
-import { checkVariables, renderContent, variableProblems } from '../../sending/sendRules.ts';
+import { previewTemplate } from '../../templates/templateCatalog.ts';
 import { authenticate } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError, validationError } from '../errors.ts';
 import { BEARER, errorResponses } from '../schemas.ts';
 import { ButtonContent, HeaderContent } from '../messageView.ts';
 import { BodyVariables, HeaderVariables, RichSendFields } from './messages.ts';
@@ -53,14 +50,7 @@ export async function templatePreviewRoutes(app: FastifyInstance, ctx: HttpConte
       },
     },
     async (request) => {
-      const template = await findTemplate(ctx.database.reader, request.auth.projectId, request.params.id);
-      if (!template) throw new ApiError('not_found', 'No template of this project has that id.');
-      const item = request.body ?? {};
-      const problems = variableProblems(item);
-      if (problems.length > 0) throw validationError(problems);
-      const parts = templateParts(template);
-      checkVariables(template, parts, item);
-      const content = renderContent(parts, item);
+      const content = await previewTemplate(ctx.database.reader, request.auth.projectId, request.params.id, request.body ?? {});
       return {
         header: content.header ?? null,
         body: content.body,

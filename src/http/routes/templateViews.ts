@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import { CODE_EXPIRATION_MINUTES } from '../../domain/authenticationTemplates.ts';
 import { MAX_BUTTON_TEXT, MAX_BUTTONS, MAX_COUPON_CODE } from '../../domain/templateButtons.ts';
 import { COMPONENT_TYPES, HEADER_FORMATS, MAX_TEXT_LENGTH, PARAMETER_FORMATS, TEMPLATE_CATEGORIES } from '../../domain/templates.ts';
-import { categoryHistoryOf, componentsOf, type TemplateRow } from '../../db/templates.ts';
+import type { TemplateRow } from '../../db/templates.ts';
+import { categoryHistoryOf, componentsOf } from '../../templates/templateCatalog.ts';
 import { iso, Timestamp } from '../schemas.ts';
 
 // The template schemas: what a registration may carry (shape only: the rules, with messages that

@@ -1,12 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { deleteTemplate, findTemplate, listTemplates } from '../../db/templates.ts';
-import { providerContextOf, submissionOf } from '../../templates/providerContext.ts';
 import { registerTemplate } from '../../templates/registerTemplate.ts';
+import { getTemplate, listProjectTemplates, removeTemplate } from '../../templates/templateCatalog.ts';
 import { authenticate, authorizedWrite } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 import { CreateTemplateBody, TemplateView, templateView } from './templateViews.ts';
@@ -14,10 +12,6 @@ import { CreateTemplateBody, TemplateView, templateView } from './templateViews.
 export { TemplateView, templateView };
 
 export const TemplateIdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
-
-export function templateNotFound(): ApiError {
-  return new ApiError('not_found', 'No template of this project has that id.');
-}
 
 export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -75,7 +69,7 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
     },
     async (request, reply) => {
       const { limit, cursor } = request.query;
-      const rows = await listTemplates(ctx.database.reader, request.auth.projectId, { limit, afterId: decodeCursor(cursor) });
+      const rows = await listProjectTemplates(ctx.database.reader, request.auth.projectId, { limit, afterId: decodeCursor(cursor) });
       return paginate(request, reply, rows, limit).map(templateView);
     },
   );
@@ -92,9 +86,7 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
       },
     },
     async (request) => {
-      const row = await findTemplate(ctx.database.reader, request.auth.projectId, request.params.id);
-      if (row === undefined) throw templateNotFound();
-      return templateView(row);
+      return templateView(await getTemplate(ctx.database.reader, request.auth.projectId, request.params.id));
     },
   );
 
@@ -126,20 +118,9 @@ export async function templateRoutes(app: FastifyInstance, ctx: HttpContext): Pr
       },
     },
     async (request) => {
-      const { projectId } = request.auth;
-      const found = await findTemplate(ctx.database.db, projectId, request.params.id);
-      if (found === undefined) throw templateNotFound();
-      const deletion = await ctx.provider.deleteTemplate(submissionOf(found, await providerContextOf(ctx, projectId)));
-      if (deletion.kind === 'unavailable') {
-        throw new ApiError(
-          'unavailable',
-          `The provider could not be reached to delete the template; nothing was deleted, try again. (${deletion.error.code}: ${deletion.error.message})`,
-          { headers: { 'retry-after': '30' } },
-        );
-      }
-      const deletedAt = Date.now();
-      const row = await authorizedWrite(ctx, request, (trx) => deleteTemplate(trx, projectId, found.id));
-      if (row === undefined) throw templateNotFound();
+      const { row, deletedAt, deletion } = await removeTemplate(ctx, request.auth.projectId, request.params.id, (work) =>
+        authorizedWrite(ctx, request, work),
+      );
       return {
         ...templateView(row),
         deletedAt: iso(deletedAt),

@@ -1,39 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { findMessage } from '../../db/messages.ts';
-import { findTemplate, type TemplateRow } from '../../db/templates.ts';
 import { MAX_REPLY_TEXT } from '../../domain/inboundMessages.ts';
-import { replyInSandbox } from '../../messages/sandboxReply.ts';
-import { UNDELIVERABLE } from '../../providers/sandbox/magicRecipients.ts';
+import { advanceMessageNow, DEFAULT_REJECTION, replyToMessage, reviewTemplateNow } from '../../sandbox/testHelpers.ts';
 import { authenticate, authorizedWrite } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
 import { ReplyView, replyView } from '../replyView.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 import { MessageView, messageView } from './messages.ts';
-import { TemplateIdParams, templateNotFound, templateView, TemplateView } from './templates.ts';
+import { TemplateIdParams, templateView, TemplateView } from './templates.ts';
 
-// Test helpers (CONTRACT §7), like Stripe's test-mode helpers: they make the sandbox do now what
-// it would do later. They act through the same provider inbound path as real provider reports.
+// Test helpers (CONTRACT §7): src/sandbox/testHelpers.ts.
 
 const TAG = 'Test helpers (sandbox only)';
-const DEFAULT_REJECTION = 'Rejected with the sandbox test helper.';
-
-function contradicts(template: TemplateRow, status: string): ApiError {
-  return new ApiError(
-    'template_not_pending',
-    `The template is already ${template.status}; it cannot be reviewed again as ${status}.`,
-  );
-}
-
-function cannotMove(from: string, to: string): ApiError {
-  return new ApiError(
-    'invalid_status_transition',
-    `The message is ${from}; it cannot move to ${to} (statuses never move backwards).`,
-  );
-}
-
 export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   // Under a real provider these paths do not exist (404): nothing can fake a real review.
   if (ctx.config.provider !== 'sandbox') return;
@@ -74,25 +53,8 @@ export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): 
       },
     },
     async (request) => {
-      const { status, reason } = request.body;
       const { projectId } = request.auth;
-      // The key is re-checked and the template's owner confirmed before the provider path settles it.
-      const template = await authorizedWrite(ctx, request, (trx) => findTemplate(trx, projectId, request.params.id));
-      if (template === undefined) throw templateNotFound();
-      // Idempotent: asking again for the status it already has answers it as it is.
-      if (template.status === status) return templateView(template);
-      if (template.status !== 'PENDING') throw contradicts(template, status);
-      const result = await ctx.inbound({
-        kind: 'template',
-        templateId: template.id,
-        status,
-        ...(status === 'REJECTED' && { reason: reason ?? DEFAULT_REJECTION }),
-        occurredAt: Date.now(),
-      });
-      const settled = await findTemplate(ctx.database.db, projectId, template.id);
-      if (result === 'unknown' || settled === undefined) throw templateNotFound();
-      // 'unchanged': the review worker settled it first, the same way or not.
-      if (result === 'unchanged' && settled.status !== status) throw contradicts(settled, status);
+      const settled = await reviewTemplateNow(ctx, projectId, request.params.id, request.body, (work) => authorizedWrite(ctx, request, work));
       return templateView(settled);
     },
   );
@@ -122,23 +84,7 @@ export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): 
     },
     async (request) => {
       const { projectId } = request.auth;
-      const { status } = request.body;
-      const message = await authorizedWrite(ctx, request, (trx) => findMessage(trx, projectId, request.params.id));
-      if (message === undefined) throw new ApiError('not_found', 'No message of this project has that id.');
-      // Idempotent: asking again for the status it already has answers it as it is.
-      if (message.status === status) return messageView(message);
-      const result = await ctx.inbound({
-        kind: 'message',
-        messageId: message.id,
-        providerMessageId: message.provider_message_id ?? `wamid.sandbox.helper.${message.id}`,
-        status,
-        occurredAt: Date.now(),
-        ...(status === 'FAILED' && { error: UNDELIVERABLE }),
-      });
-      const advanced = await findMessage(ctx.database.db, projectId, message.id);
-      if (advanced === undefined) throw new ApiError('not_found', 'No message of this project has that id.');
-      // 'unchanged': a backwards move, or the message got there (or past it) meanwhile.
-      if (result === 'unchanged' && advanced.status !== status) throw cannotMove(advanced.status, status);
+      const advanced = await advanceMessageNow(ctx, projectId, request.params.id, request.body.status, (work) => authorizedWrite(ctx, request, work));
       return messageView(advanced);
     },
   );
@@ -181,11 +127,7 @@ export async function testHelperRoutes(app: FastifyInstance, ctx: HttpContext): 
     async (request) => {
       const { projectId } = request.auth;
       const now = Date.now();
-      const result = await authorizedWrite(ctx, request, async (trx) => {
-        const message = await findMessage(trx, projectId, request.params.id);
-        if (message === undefined) throw new ApiError('not_found', 'No message of this project has that id.');
-        return replyInSandbox(trx, ctx.notifier, message, request.body, now);
-      });
+      const result = await authorizedWrite(ctx, request, (trx) => replyToMessage(trx, ctx.notifier, projectId, request.params.id, request.body, now));
       if (result.enqueued) ctx.notifier.wakeLocal('webhooks');
       return {
         id: result.row.id,

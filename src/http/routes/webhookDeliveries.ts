@@ -2,11 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import {
-  findWebhookDelivery,
-  listWebhookDeliveries,
-  requestWebhookRetry,
-  requeueFailedDeliveries,
-} from '../../db/webhookDeliveries.ts';
+  checkDeliveryId,
+  checkRecoverSince,
+  getDelivery,
+  listDeliveries,
+  recoverFailedDeliveries,
+  retryDelivery,
+} from '../../webhookDeliveries/webhookDeliveries.ts';
 import { WEBHOOK_EVENTS } from '../../domain/webhookPayload.ts';
 import {
   webhookDeliveryListView,
@@ -16,7 +18,6 @@ import {
 } from '../../webhooks/deliveryView.ts';
 import { authenticate, authorizedWrite } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses } from '../schemas.ts';
 
@@ -36,24 +37,9 @@ const ListQuery = Type.Object(
 
 const DeliveryIdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 
-/** How far back a recover may reach: about the retry schedule's span, with room to notice an outage. */
-const RECOVER_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function notFound(): ApiError {
-  return new ApiError('not_found', 'No webhook delivery of this project has that id.');
-}
-
 export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', authenticate(ctx));
-
-  async function load(projectId: string, id: string) {
-    const found = UUID.test(id) ? await findWebhookDelivery(ctx.database.reader, projectId, id.toLowerCase()) : undefined;
-    if (!found) throw notFound();
-    return found;
-  }
 
   api.get(
     '/v1/webhook-deliveries',
@@ -73,7 +59,7 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
     async (request, reply) => {
       const { limit, cursor, status, event, messageId, since, until } = request.query;
       const before = decodeCursor(cursor);
-      const rows = await listWebhookDeliveries(ctx.database.reader, request.auth.projectId, {
+      const rows = await listDeliveries(ctx.database.reader, request.auth.projectId, {
         limit: limit + 1,
         ...(before !== undefined && { before }),
         ...(status !== undefined && { status }),
@@ -107,7 +93,7 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
       },
     },
     async (request) => {
-      const found = await load(request.auth.projectId, request.params.id);
+      const found = await getDelivery(ctx.database.reader, request.auth.projectId, request.params.id);
       // The body sent, so a reader can see what the receiver got beside what it answered.
       return { ...webhookDeliveryView(webhookDeliveryOf(found)), payload: found.delivery.payload };
     },
@@ -139,17 +125,9 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
     async (request, reply) => {
       const now = Date.now();
       const since = Date.parse(request.body.since);
-      if (since < now - RECOVER_WINDOW_MS) {
-        throw new ApiError('invalid_time_range', 'since must be at most 7 days ago.', {
-          errors: [{ field: '/since', code: 'too_early', message: 'since must be at most 7 days ago.' }],
-        });
-      }
+      checkRecoverSince(since, now);
       const { projectId } = request.auth;
-      const requeued = await authorizedWrite(ctx, request, async (trx) => {
-        const count = await requeueFailedDeliveries(trx, projectId, since, now);
-        if (count > 0) await ctx.notifier.notifyInTransaction(trx, 'webhooks');
-        return count;
-      });
+      const requeued = await authorizedWrite(ctx, request, (trx) => recoverFailedDeliveries(trx, ctx.notifier, projectId, since, now));
       if (requeued > 0) ctx.notifier.wakeLocal('webhooks');
       reply.code(202);
       return { requeued };
@@ -178,19 +156,11 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: HttpConte
     async (request, reply) => {
       const { projectId } = request.auth;
       const { id } = request.params;
-      if (!UUID.test(id)) throw notFound();
-      const now = Date.now();
-      const delivery = await authorizedWrite(ctx, request, async (trx) => {
-        const found = (await requestWebhookRetry(trx, projectId, id, now))
-          ? await findWebhookDelivery(trx, projectId, id)
-          : undefined;
-        if (!found) throw notFound();
-        await ctx.notifier.notifyInTransaction(trx, 'webhooks');
-        return webhookDeliveryOf(found);
-      });
+      checkDeliveryId(id);
+      const found = await authorizedWrite(ctx, request, (trx) => retryDelivery(trx, ctx.notifier, projectId, id, Date.now()));
       ctx.notifier.wakeLocal('webhooks');
       reply.code(202);
-      return webhookDeliveryView(delivery);
+      return webhookDeliveryView(webhookDeliveryOf(found));
     },
   );
 }

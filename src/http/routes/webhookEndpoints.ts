@@ -1,26 +1,24 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import {
-  countWebhookEndpoints,
-  deleteWebhookEndpoint,
-  endpointEvents,
-  findWebhookEndpoint,
-  insertWebhookEndpoint,
-  listWebhookEndpoints,
-  MAX_ENDPOINTS_PER_PROJECT,
-  updateWebhookEndpoint,
-  type WebhookEndpointChanges,
-  type WebhookEndpointRow,
-} from '../../db/webhookEndpoints.ts';
 import { CALLBACK_URL_MAX_LENGTH } from '../../domain/callbackUrl.ts';
-import { newId } from '../../domain/ids.ts';
-import { SUBSCRIBABLE_EVENTS, TEST_EVENT, testWebhookPayload } from '../../domain/webhookPayload.ts';
-import { enqueueTestDelivery } from '../../webhooks/enqueue.ts';
-import { webhookUrlError } from '../../webhooks/urlCheck.ts';
+import { SUBSCRIBABLE_EVENTS, TEST_EVENT } from '../../domain/webhookPayload.ts';
+import type { WebhookEndpointRow } from '../../db/webhookEndpoints.ts';
+import {
+  changeWebhookEndpoint,
+  checkEndpointId,
+  createWebhookEndpoint,
+  endpointChanges,
+  endpointEvents,
+  getWebhookEndpoint,
+  listProjectWebhookEndpoints,
+  MAX_ENDPOINTS_PER_PROJECT,
+  newWebhookEndpoint,
+  removeWebhookEndpoint,
+  sendTestEvent,
+} from '../../webhookEndpoints/webhookEndpoints.ts';
 import { authenticate, authorizedWrite } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError, type FieldError, validationError } from '../errors.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 
@@ -78,7 +76,6 @@ const UpdateBody = Type.Object(
 );
 
 const EndpointIdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
-const ENDPOINT_ID = /^we_[0-9a-z]{26}$/;
 
 function endpointView(row: WebhookEndpointRow) {
   const events = endpointEvents(row);
@@ -94,35 +91,9 @@ function endpointView(row: WebhookEndpointRow) {
   };
 }
 
-function notFound(): ApiError {
-  return new ApiError('not_found', 'No webhook endpoint of this project has that id.');
-}
-
-/** The events as stored (a JSON array without duplicates), or 422 naming the unknown ones. */
-function storedEvents(events: string[] | null | undefined): string | null {
-  if (events === undefined || events === null) return null;
-  const unknown = events.filter((event) => !(SUBSCRIBABLE_EVENTS as readonly string[]).includes(event));
-  if (unknown.length > 0) {
-    const errors: FieldError[] = unknown.map((event) => ({
-      field: `/events/${events.indexOf(event)}`,
-      code: 'unknown_event',
-      message: `'${event}' is not an event type; known: ${EVENT_LIST}.`,
-    }));
-    throw new ApiError('webhook_event_unknown', `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}.`, {
-      errors,
-    });
-  }
-  return JSON.stringify([...new Set(events)]);
-}
-
 export async function webhookEndpointRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', authenticate(ctx));
-
-  async function checkUrl(url: string): Promise<void> {
-    const error = await webhookUrlError(url, ctx.config.allowPrivateCallbacks, '/url');
-    if (error) throw validationError([error]);
-  }
 
   api.post(
     '/v1/webhook-endpoints',
@@ -145,34 +116,8 @@ export async function webhookEndpointRoutes(app: FastifyInstance, ctx: HttpConte
       },
     },
     async (request, reply) => {
-      const { url, events, enabled, description } = request.body;
-      const stored = storedEvents(events);
-      await checkUrl(url);
-      const now = Date.now();
-      const { projectId } = request.auth;
-      const row: WebhookEndpointRow = {
-        id: newId('we', now),
-        project_id: projectId,
-        url,
-        events: stored,
-        enabled: enabled === false ? 0 : 1,
-        description: description ?? null,
-        created_at: now,
-        updated_at: now,
-      };
-      await authorizedWrite(ctx, request, async (trx) => {
-        // The project row is locked (PostgreSQL) so that two concurrent creates cannot both pass the cap.
-        if (ctx.database.dialect === 'postgres') {
-          await trx.selectFrom('projects').select('id').where('id', '=', projectId).forUpdate().execute();
-        }
-        if ((await countWebhookEndpoints(trx, projectId)) >= MAX_ENDPOINTS_PER_PROJECT) {
-          throw new ApiError(
-            'webhook_endpoint_limit_reached',
-            `The project already has ${MAX_ENDPOINTS_PER_PROJECT} webhook endpoints, the most it may hold; delete one first.`,
-          );
-        }
-        await insertWebhookEndpoint(trx, row);
-      });
+      const row = await newWebhookEndpoint(request.auth.projectId, request.body, ctx.config.allowPrivateCallbacks, Date.now());
+      await authorizedWrite(ctx, request, (trx) => createWebhookEndpoint(trx, row));
       reply.code(201);
       return endpointView(row);
     },
@@ -194,7 +139,7 @@ export async function webhookEndpointRoutes(app: FastifyInstance, ctx: HttpConte
     async (request, reply) => {
       const { limit, cursor } = request.query;
       const before = decodeCursor(cursor);
-      const rows = await listWebhookEndpoints(ctx.database.reader, request.auth.projectId, {
+      const rows = await listProjectWebhookEndpoints(ctx.database.reader, request.auth.projectId, {
         limit: limit + 1,
         ...(before !== undefined && { before }),
       });
@@ -215,10 +160,7 @@ export async function webhookEndpointRoutes(app: FastifyInstance, ctx: HttpConte
       },
     },
     async (request) => {
-      const { id } = request.params;
-      const row = ENDPOINT_ID.test(id) ? await findWebhookEndpoint(ctx.database.reader, request.auth.projectId, id) : undefined;
-      if (!row) throw notFound();
-      return endpointView(row);
+      return endpointView(await getWebhookEndpoint(ctx.database.reader, request.auth.projectId, request.params.id));
     },
   );
 
@@ -245,18 +187,8 @@ export async function webhookEndpointRoutes(app: FastifyInstance, ctx: HttpConte
     },
     async (request) => {
       const { id } = request.params;
-      if (!ENDPOINT_ID.test(id)) throw notFound();
-      const { url, events, enabled, description } = request.body;
-      const changes: WebhookEndpointChanges = { updated_at: Date.now() };
-      if (events !== undefined) changes.events = storedEvents(events);
-      if (url !== undefined) {
-        await checkUrl(url);
-        changes.url = url;
-      }
-      if (enabled !== undefined) changes.enabled = enabled ? 1 : 0;
-      if (description !== undefined) changes.description = description;
-      const row = await authorizedWrite(ctx, request, (trx) => updateWebhookEndpoint(trx, request.auth.projectId, id, changes));
-      if (!row) throw notFound();
+      const changes = await endpointChanges(id, request.body, ctx.config.allowPrivateCallbacks, Date.now());
+      const row = await authorizedWrite(ctx, request, (trx) => changeWebhookEndpoint(trx, request.auth.projectId, id, changes));
       return endpointView(row);
     },
   );
@@ -278,9 +210,8 @@ export async function webhookEndpointRoutes(app: FastifyInstance, ctx: HttpConte
     },
     async (request, reply) => {
       const { id } = request.params;
-      if (!ENDPOINT_ID.test(id)) throw notFound();
-      const deleted = await authorizedWrite(ctx, request, (trx) => deleteWebhookEndpoint(trx, request.auth.projectId, id));
-      if (!deleted) throw notFound();
+      checkEndpointId(id);
+      await authorizedWrite(ctx, request, (trx) => removeWebhookEndpoint(trx, request.auth.projectId, id));
       reply.code(204);
       return null;
     },
@@ -308,31 +239,8 @@ export async function webhookEndpointRoutes(app: FastifyInstance, ctx: HttpConte
     },
     async (request, reply) => {
       const { id } = request.params;
-      if (!ENDPOINT_ID.test(id)) throw notFound();
-      const { projectId } = request.auth;
-      const now = Date.now();
-      const deliveryId = await authorizedWrite(ctx, request, async (trx) => {
-        const endpoint = await findWebhookEndpoint(trx, projectId, id);
-        if (!endpoint) throw notFound();
-        if (endpoint.enabled !== 1) {
-          throw new ApiError('webhook_endpoint_disabled', 'The webhook endpoint is disabled; enable it to send it a test event.');
-        }
-        const eventId = newId('evt', now);
-        return enqueueTestDelivery(
-          trx,
-          ctx.notifier,
-          {
-            projectId,
-            eventId,
-            event: TEST_EVENT,
-            messageId: null,
-            templateId: null,
-            payload: testWebhookPayload({ eventId, endpointId: id, occurredAt: now }),
-          },
-          endpoint,
-          now,
-        );
-      });
+      checkEndpointId(id);
+      const deliveryId = await authorizedWrite(ctx, request, (trx) => sendTestEvent(trx, ctx.notifier, request.auth.projectId, id, Date.now()));
       ctx.notifier.wakeLocal('webhooks');
       reply.code(202);
       return { deliveryId };

@@ -1,16 +1,13 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { generateWebhookSecret, sealSecret } from '../../domain/secretBox.ts';
-import { findProject, type ProjectRow, rotateWebhookSecret } from '../../db/projects.ts';
+import type { ProjectRow } from '../../db/projects.ts';
+import { projectWithSecrets, rotateProjectWebhookSecret } from '../../projects/webhookSecret.ts';
 import { liveWebhookSecrets } from '../../projectSecrets.ts';
-import { authenticate, authorizedWrite, unauthorized } from '../auth.ts';
+import { authenticate, authorizedWrite } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
 import { type FieldError, validationError } from '../errors.ts';
 import { BEARER, errorResponses, iso } from '../schemas.ts';
-
-/** How long a replaced secret keeps signing beside the new one (CONTRACT §3). */
-export const PREVIOUS_SECRET_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
 const WebhookSecretView = Type.Object({
   secret: Type.String({
@@ -92,8 +89,7 @@ export async function webhookSecretRoutes(app: FastifyInstance, ctx: HttpContext
       },
     },
     async (request, reply) => {
-      const project = await findProject(ctx.database.reader, request.auth.projectId);
-      if (!project) throw unauthorized();
+      const project = await projectWithSecrets(ctx.database.reader, request.auth.projectId);
       noStore(reply);
       return webhookSecretView(project, ctx.encryptionKey, Date.now());
     },
@@ -116,11 +112,7 @@ export async function webhookSecretRoutes(app: FastifyInstance, ctx: HttpContext
     async (request, reply) => {
       checkEmptyBody(request.body);
       const now = Date.now();
-      const sealed = sealSecret(ctx.encryptionKey, generateWebhookSecret());
-      const project = await authorizedWrite(ctx, request, (trx) =>
-        rotateWebhookSecret(trx, request.auth.projectId, sealed, now + PREVIOUS_SECRET_LIFETIME_MS, now),
-      );
-      if (!project) throw unauthorized();
+      const project = await authorizedWrite(ctx, request, (trx) => rotateProjectWebhookSecret(trx, ctx.encryptionKey, request.auth.projectId, now));
       noStore(reply);
       return webhookSecretView(project, ctx.encryptionKey, now);
     },
