@@ -71,7 +71,7 @@ export class SandboxProvider implements Provider {
    * is left unset, so SVC_PROVIDER_MAX_MPS paces the sandbox as before.
    */
   async checkAccount(query: AccountQuery): Promise<AccountCheck> {
-    const { phoneNumberId } = query.credentials;
+    const phoneNumberId = query.credentials.sender;
     const digits = BigInt('0x' + createHash('sha256').update(phoneNumberId).digest('hex').slice(0, 12)).toString().padStart(15, '1');
     return {
       kind: 'checked',

@@ -1,4 +1,5 @@
-import type { AccountCheck, AccountProblem, AccountQuery, ProviderCredentials, ProviderError } from '../provider.ts';
+import type { AccountCheck, AccountProblem, ProviderError } from '../provider.ts';
+import type { WhatsAppAccountQuery, WhatsAppCredentials } from './credentials.ts';
 import type { GraphClient, GraphFailure } from './client.ts';
 import { graphErrorClass, graphFailureError, isGraphOutage } from './errors.ts';
 
@@ -69,7 +70,7 @@ function phoneNumberRefusal(phoneNumberId: string, failure: GraphFailure): Accou
 /** Whether the WABA has the phone number: 'yes', 'no', or Meta's refusal to list its numbers. */
 async function hasNumber(
   client: GraphClient,
-  credentials: ProviderCredentials,
+  credentials: WhatsAppCredentials,
   businessAccountId: string,
 ): Promise<'yes' | 'no' | { refused: ProviderError }> {
   let after: string | undefined;
@@ -105,7 +106,7 @@ type BusinessAccount = { id: string } | { problem: AccountProblem };
 
 async function businessAccountOf(
   client: GraphClient,
-  query: AccountQuery,
+  query: WhatsAppAccountQuery,
   token: DebugTokenData | undefined,
 ): Promise<BusinessAccount> {
   const { credentials, businessAccountId } = query;
@@ -152,7 +153,7 @@ async function businessAccountOf(
 }
 
 /** Subscribes svc's Meta app to the WABA's webhooks (idempotent at Meta); a problem when refused. */
-async function subscribe(client: GraphClient, credentials: ProviderCredentials, businessAccountId: string): Promise<AccountProblem | null> {
+async function subscribe(client: GraphClient, credentials: WhatsAppCredentials, businessAccountId: string): Promise<AccountProblem | null> {
   const result = await client.call<{ success?: boolean }>({
     method: 'POST',
     path: `/${encodeURIComponent(businessAccountId)}/subscribed_apps`,
@@ -170,7 +171,7 @@ async function subscribe(client: GraphClient, credentials: ProviderCredentials, 
   };
 }
 
-export async function checkAccount(client: GraphClient, query: AccountQuery): Promise<AccountCheck> {
+export async function checkAccount(client: GraphClient, query: WhatsAppAccountQuery): Promise<AccountCheck> {
   const { credentials } = query;
   try {
     const number = await client.call<PhoneNumberNode>({

@@ -1,6 +1,7 @@
 import type { PricingAnalyticsPoint, PricingAnalyticsQuery, PricingAnalyticsResult } from '../provider.ts';
 import type { GraphClient } from './client.ts';
 import { graphFailureError, isGraphOutage } from './errors.ts';
+import { whatsappCredentials } from './credentials.ts';
 
 // Meta's own totals of what a WABA was charged (analytics docs, "Pricing analytics"):
 // GET /{waba-id}?fields=pricing_analytics.start(S).end(E).granularity(DAILY).dimensions(…),
@@ -35,7 +36,7 @@ export async function pricingAnalytics(client: GraphClient, query: PricingAnalyt
   const answer = await client.call<GraphPricingAnalytics>({
     method: 'GET',
     path: `/${encodeURIComponent(query.businessAccountId)}`,
-    accessToken: query.credentials.accessToken,
+    accessToken: whatsappCredentials(query.credentials).accessToken,
     query: { fields },
   });
   if (!answer.ok) return { kind: isGraphOutage(answer.failure) ? 'unavailable' : 'refused', error: graphFailureError(answer.failure) };
