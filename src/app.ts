@@ -63,7 +63,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const rateCard = loadRateCard(config.cost);
     if (rateCard.example) logger.info('costs are priced by the bundled EXAMPLE rate card (not Meta\'s prices): set SVC_RATE_CARD');
     const costs = { card: rateCard.card, currency: config.cost.currency };
-    const inbound = createProviderInbound({ database, notifier, logger, autoSuppress: config.autoSuppress, costs });
+    const inbound = createProviderInbound({ database, notifier, logger, autoSuppress: config.autoSuppress, errorClassOf: provider.errorClassOf, costs });
     const keyUsage = new KeyUsageRecorder(database, logger);
     const ctx: HttpContext = {
       config,

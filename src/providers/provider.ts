@@ -18,6 +18,7 @@ import type { MessageStatus } from '../db/tables.ts';
 import type { ProductPolicy, SendRoute } from '../domain/marketingMessages.ts';
 import type { MessagePricing } from '../domain/pricing.ts';
 import type { InboundMessage, MarketingPreference, UserIdChange } from '../domain/inboundMessages.ts';
+import type { ParameterRule } from '../domain/messageRequest.ts';
 
 export interface ProviderError {
   /** The provider's error code, as a string (e.g. "131026"). */
@@ -34,6 +35,16 @@ export interface ProviderError {
  * Only the provider reads meaning into them (WhatsApp: phone number id and access token,
  * whatsapp/credentials.ts); svc keys send lanes and report lookups on `sender`.
  */
+/**
+ * What a provider's error code means to svc, when it means more than the failure: the recipient
+ * cannot get messages (suppressed with SVC_AUTO_SUPPRESS), or stopped marketing messages
+ * (suppressed for MARKETING, always).
+ */
+export type ErrorClass = 'recipient_unreachable' | 'marketing_stopped';
+
+/** The provider's error classification: what its code means, if anything. */
+export type ErrorClassOf = (code: string) => ErrorClass | undefined;
+
 export interface ProviderCredentials {
   readonly sender: string;
   readonly secret: string;
@@ -365,6 +376,10 @@ export interface Provider {
    * only checks it; WhatsApp uploads it through the app SVC_WHATSAPP_APP_ID names. Absent: true.
    */
   readonly takesSampleUrls?: boolean;
+  /** What the provider refuses in a template parameter value, checked at send (400 provider_rule). Absent: any value. */
+  readonly parameterRule?: ParameterRule;
+  /** Which of its error codes mean something to svc (suppressions). Absent: none. */
+  readonly errorClassOf?: ErrorClassOf;
   /** Checks credentials and describes the sending account (PUT credentials, periodic refresh). */
   checkAccount(query: AccountQuery): Promise<AccountCheck>;
   /** Hands a new template to the provider for review; returns its id there, if any. */

@@ -117,7 +117,7 @@ export class Dispatcher {
     this.#gate = gate;
     this.#recorder = new OutcomeRecorder(
       deps.database,
-      { dialect: deps.database.dialect, notifier: deps.notifier, autoSuppress: deps.config.autoSuppress },
+      { dialect: deps.database.dialect, notifier: deps.notifier, autoSuppress: deps.config.autoSuppress, errorClassOf: deps.provider.errorClassOf },
       deps.config.sendRetryScheduleMs,
       deps.costs,
     );

@@ -56,7 +56,7 @@ export async function templatePreviewRoutes(app: FastifyInstance, ctx: HttpConte
       const template = await findTemplate(ctx.database.reader, request.auth.projectId, request.params.id);
       if (!template) throw new ApiError('not_found', 'No template of this project has that id.');
       const item = request.body ?? {};
-      const problems = variableProblems(item);
+      const problems = variableProblems(item, '', ctx.provider.parameterRule ?? (() => undefined));
       if (problems.length > 0) throw validationError(problems);
       const parts = templateParts(template);
       checkVariables(template, parts, item);

@@ -36,6 +36,8 @@ import {
   TEMPLATE_FIELDS,
   templateCheckOf,
 } from './payloads.ts';
+import { whatsappParameterRule } from './parameterRule.ts';
+import { whatsappErrorClass } from './errorClasses.ts';
 
 const GRAPH_TIMEOUT_MS = 10_000;
 /** The send answer's `messages[0].message_status` for a message held by portfolio pacing (else `accepted`). */
@@ -83,6 +85,8 @@ type WithProviderId = TemplateSubmission & { providerTemplateId: string | null }
  */
 export class WhatsAppProvider implements Provider {
   readonly name = 'whatsapp';
+  readonly parameterRule = whatsappParameterRule;
+  readonly errorClassOf = whatsappErrorClass;
   readonly submissionTimeoutMs: number;
   readonly takesSampleUrls: boolean;
   readonly #client: GraphClient;
