@@ -36,7 +36,6 @@ export async function whatsappWebhookRoutes(
   { appSecret, verifyToken }: Pick<Config['whatsapp'], 'appSecret' | 'verifyToken'>,
   inbox: ProviderInbox,
 ): Promise<void> {
-
   // The signature covers the exact bytes Meta sent: keep them, parse only once they are trusted.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) => {
