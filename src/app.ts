@@ -12,7 +12,7 @@ import { buildHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { type IdleHeapTrim, startIdleHeapTrim } from './idleHeapTrim.ts';
 import { undici } from './net/undici.ts';
-import { createProvider } from './providers/index.ts';
+import { createProvider, type ProviderRegistry } from './providers/registry.ts';
 import type { Provider, ProviderInbound } from './providers/provider.ts';
 import { createWorkers } from './workers/index.ts';
 import { registerMessageQueueMetrics } from './workers/messageQueueHealth.ts';
@@ -24,6 +24,8 @@ export interface AppOptions {
   role?: Role;
   logger?: Logger;
   testHooks?: TestHooks;
+  /** The providers SVC_PROVIDER chooses from; default: the built-in registry (tests add their own). */
+  providers?: ProviderRegistry;
 }
 
 export interface App {
@@ -57,11 +59,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     const metrics = createMetricsRegistry();
     let heapTrim: IdleHeapTrim | undefined;
     const notifier = new Notifier(database, logger);
-    const provider = createProvider(config, database, notifier, logger);
+    const provider = createProvider({ config, database, notifier, logger }, options.providers);
     const rateCard = loadRateCard(config.cost);
     if (rateCard.example) logger.info('costs are priced by the bundled EXAMPLE rate card (not Meta\'s prices): set SVC_RATE_CARD');
     const costs = { card: rateCard.card, currency: config.cost.currency };
-    const inbound = createProviderInbound({ database, notifier, logger, autoSuppress: config.autoSuppress, costs });
+    const inbound = createProviderInbound({ database, notifier, logger, autoSuppress: config.autoSuppress, errorClassOf: provider.errorClassOf, costs });
     const keyUsage = new KeyUsageRecorder(database, logger);
     const ctx: HttpContext = {
       config,

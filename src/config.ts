@@ -1,8 +1,8 @@
 import { parseDuration, parseSchedule } from './domain/durations.ts';
+import { PROVIDER_NAMES, type ProviderName } from './providers/names.ts';
 import { DEFAULT_GRAPH_VERSION, GRAPH_VERSION_PATTERN } from './providers/whatsapp/graphVersions.ts';
 
 export type Role = 'api' | 'worker' | 'all';
-export type ProviderName = 'sandbox' | 'whatsapp';
 
 export interface Config {
   readonly host: string;
@@ -26,6 +26,7 @@ export interface Config {
   readonly publicUrl: string | undefined;
   /** Base64 of 32 bytes; undefined means "generate one beside the SQLite file". */
   readonly encryptionKey: string | undefined;
+  /** A name in the provider registry (providers/registry.ts). */
   readonly provider: ProviderName;
   readonly sandbox: {
     readonly reviewDelayMs: number;
@@ -305,7 +306,7 @@ export function loadConfig(env: Env = process.env, role: Role = 'all'): Config {
     maxApiKeysPerProject: integer(env, 'SVC_MAX_API_KEYS_PER_PROJECT', 100, 1, 100_000),
     publicUrl: publicUrl(env),
     encryptionKey: encryptionKey(env),
-    provider: oneOf(env, 'SVC_PROVIDER', ['sandbox', 'whatsapp'], 'sandbox'),
+    provider: oneOf(env, 'SVC_PROVIDER', PROVIDER_NAMES, 'sandbox'),
     sandbox: {
       reviewDelayMs: integer(env, 'SVC_SANDBOX_REVIEW_DELAY_MS', 2000, 0, 86_400_000),
       deliveryDelayMs: integer(env, 'SVC_SANDBOX_DELIVERY_DELAY_MS', 500, 0, 86_400_000),

@@ -24,5 +24,5 @@ export function providerCredentialsOf(
   key: Buffer,
 ): ProviderCredentials | undefined {
   if (project.provider_phone_number_id === null || project.provider_access_token_enc === null) return undefined;
-  return { phoneNumberId: project.provider_phone_number_id, accessToken: openSecret(key, project.provider_access_token_enc) };
+  return { sender: project.provider_phone_number_id, secret: openSecret(key, project.provider_access_token_enc) };
 }

@@ -57,37 +57,77 @@ export function queuedMessageRow(message: NewMessage, now: number): MessageRow {
   };
 }
 
-// Every column of messages and message_events, in table order, with its PostgreSQL type: the
-// inserts below are one prepared statement per row on SQLite (in-process: microseconds each) and
-// one statement for any number of rows on PostgreSQL (unnest of one array per column).
-const MESSAGE_COLUMNS: readonly (readonly [keyof MessageRow, string])[] = [
-  ['id', 'text'],
-  ['project_id', 'text'],
-  ['recipient', 'text'],
-  ['template_id', 'text'],
-  ['template_name', 'text'],
-  ['language', 'text'],
-  ['category', 'text'],
-  ['variables', 'text'],
-  ['header_variables', 'text'],
-  ['rendered', 'text'],
-  ['status', 'text'],
-  ['attempts', 'int'],
-  ['due_at', 'bigint'],
-  ['lease_expires_at', 'bigint'],
-  ['provider_message_id', 'text'],
-  ['error', 'text'],
-  ['queued_at', 'bigint'],
-  ['sent_at', 'bigint'],
-  ['delivered_at', 'bigint'],
-  ['read_at', 'bigint'],
-  ['failed_at', 'bigint'],
-  ['updated_at', 'bigint'],
-  ['scheduled_for', 'bigint'],
-  ['canceled_at', 'bigint'],
-  ['batch_id', 'text'],
-  ['rich_parameters', 'text'],
-];
+type PostgresType = 'text' | 'int' | 'bigint';
+
+/** What svc does with a column of messages, besides reading whole rows. */
+interface MessageColumn {
+  /** Its PostgreSQL type (arrays of it feed the many-row insert and update). */
+  readonly type: PostgresType;
+  /** Written when a message is accepted (queuedMessageRow); the others start null. */
+  readonly inserted: boolean;
+  /** Set by the workers after acceptance (updateMessages). */
+  readonly changed: boolean;
+  /** Read for the API's view of a message (messageView). */
+  readonly viewed: boolean;
+}
+
+const column = <I extends boolean, C extends boolean, V extends boolean>(type: PostgresType, inserted: I, changed: C, viewed: V) =>
+  ({ type, inserted, changed, viewed }) as const;
+
+/**
+ * Every column of messages, in table order, and what svc does with it: the one list the insert,
+ * the workers' update and the view's select are derived from. A column of MessagesTable missing
+ * here, or one here that the table lacks, is a type error.
+ */
+const MESSAGE_COLUMN_MAP = {
+  id: column('text', true, false, true),
+  project_id: column('text', true, false, false),
+  recipient: column('text', true, false, true),
+  template_id: column('text', true, false, false),
+  template_name: column('text', true, false, true),
+  language: column('text', true, false, true),
+  category: column('text', true, false, false),
+  variables: column('text', true, false, true),
+  header_variables: column('text', true, false, true),
+  rendered: column('text', true, false, true),
+  status: column('text', true, true, true),
+  attempts: column('int', true, true, false),
+  due_at: column('bigint', true, true, false),
+  lease_expires_at: column('bigint', true, true, false),
+  provider_message_id: column('text', true, true, true),
+  error: column('text', true, true, true),
+  queued_at: column('bigint', true, false, true),
+  sent_at: column('bigint', true, true, true),
+  delivered_at: column('bigint', true, true, true),
+  read_at: column('bigint', true, true, true),
+  failed_at: column('bigint', true, true, true),
+  updated_at: column('bigint', true, true, true),
+  scheduled_for: column('bigint', true, false, true),
+  canceled_at: column('bigint', true, true, true),
+  batch_id: column('text', true, false, true),
+  rich_parameters: column('text', true, false, false),
+  pricing: column('text', false, true, true),
+  held_at: column('bigint', false, true, true),
+  send_route: column('text', false, true, true),
+  recipient_user_id: column('text', false, true, true),
+  recipient_phone: column('text', false, true, true),
+  cost: column('text', false, true, true),
+} as const satisfies { readonly [Name in keyof MessageRow]-?: MessageColumn };
+
+type MessageColumnMap = typeof MESSAGE_COLUMN_MAP;
+type ColumnsWhere<Flag extends 'inserted' | 'changed' | 'viewed'> = {
+  [Name in keyof MessageColumnMap]: MessageColumnMap[Name][Flag] extends true ? Name : never;
+}[keyof MessageColumnMap];
+
+function columnsWhere<Flag extends 'inserted' | 'changed' | 'viewed'>(flag: Flag): readonly (readonly [ColumnsWhere<Flag>, PostgresType])[] {
+  return Object.entries(MESSAGE_COLUMN_MAP).flatMap(([name, spec]) =>
+    spec[flag] ? [[name as ColumnsWhere<Flag>, spec.type] as const] : [],
+  );
+}
+
+// The inserts below are one prepared statement per row on SQLite (in-process: microseconds each)
+// and one statement for any number of rows on PostgreSQL (unnest of one array per column).
+const MESSAGE_COLUMNS = columnsWhere('inserted');
 
 const EVENT_COLUMNS: readonly (readonly [keyof MessageEventRow, string])[] = [
   ['id', 'text'],
@@ -210,26 +250,7 @@ export async function lockMessages(db: Db, ids: string[]): Promise<Map<string, M
 export type MessageChanges = Partial<Omit<MessageRow, 'id' | 'project_id'>>;
 
 // PostgreSQL types of the columns a worker changes, for updating many rows in one statement.
-const CHANGEABLE_TYPES: Record<string, string> = {
-  status: 'text',
-  attempts: 'int',
-  due_at: 'bigint',
-  lease_expires_at: 'bigint',
-  provider_message_id: 'text',
-  error: 'text',
-  sent_at: 'bigint',
-  delivered_at: 'bigint',
-  read_at: 'bigint',
-  failed_at: 'bigint',
-  canceled_at: 'bigint',
-  updated_at: 'bigint',
-  pricing: 'text',
-  held_at: 'bigint',
-  send_route: 'text',
-  recipient_user_id: 'text',
-  recipient_phone: 'text',
-  cost: 'text',
-};
+const CHANGEABLE_TYPES: Readonly<Record<string, PostgresType>> = Object.fromEntries(columnsWhere('changed'));
 
 // One prepared update per set of columns changed (a handful: the dispatcher's and the reports' shapes).
 const updateStatements = new Map<string, Statement<never>>();
@@ -310,38 +331,8 @@ export interface MessageFilter {
  * queue time, so the time filters become id bounds and every filter walks one index range.
  */
 /** What a message's view shows: every column but the dispatcher's bookkeeping. */
-export type MessageViewRow = Pick<
-  MessageRow,
-  | 'id'
-  | 'status'
-  | 'recipient'
-  | 'template_name'
-  | 'language'
-  | 'queued_at'
-  | 'updated_at'
-  | 'sent_at'
-  | 'delivered_at'
-  | 'read_at'
-  | 'failed_at'
-  | 'provider_message_id'
-  | 'error'
-  | 'variables'
-  | 'header_variables'
-  | 'rendered'
-  | 'scheduled_for'
-  | 'canceled_at'
-  | 'batch_id'
-  | 'pricing'
-  | 'held_at'
-  | 'send_route'
-  | 'recipient_user_id'
-  | 'recipient_phone'
-  | 'cost'
->;
-const VIEW_COLUMNS =
-  'id, status, recipient, template_name, language, queued_at, updated_at, sent_at, delivered_at, read_at, failed_at, ' +
-  'provider_message_id, error, variables, header_variables, rendered, scheduled_for, canceled_at, batch_id, pricing, held_at, ' +
-  'send_route, recipient_user_id, recipient_phone, cost';
+export type MessageViewRow = Pick<MessageRow, ColumnsWhere<'viewed'>>;
+const VIEW_COLUMNS = columnsWhere('viewed').map(([name]) => name).join(', ');
 
 // Prepared statements per combination of filters used (at most 128).
 const listStatements = new Map<string, { sqlite: Statement<MessageViewRow>; postgres: Statement<KeyCheckColumns & MessageViewRow> }>();

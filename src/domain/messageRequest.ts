@@ -3,7 +3,7 @@ import { isPossiblePhoneNumber } from 'libphonenumber-js';
 import type { FieldError } from './fieldError.ts';
 
 // Rules for a send request that a schema cannot say: E.164 numbers that can exist, parameter
-// values the provider accepts, and the Idempotency-Key header.
+// values (the provider's own rule comes from the provider), and the Idempotency-Key header.
 
 const E164 = /^\+[1-9]\d{7,14}$/;
 /**
@@ -42,26 +42,20 @@ export function recipientProblem(to: string): string | undefined {
   return undefined;
 }
 
-// WhatsApp refuses template parameters with new lines, tabs or more than four spaces in a row.
-const NEWLINE_OR_TAB = /[\n\r\t]/;
-const FIVE_SPACES = / {5}/;
+/** Why the provider refuses a parameter value, or undefined when it takes it (each provider's own rule). */
+export type ParameterRule = (value: string) => string | undefined;
 
-/** Field errors for one variables object (`/variables` or `/headerVariables`). */
-export function parameterProblems(field: string, values: Record<string, string> | undefined): FieldError[] {
+/** Field errors for one variables object (`/variables` or `/headerVariables`): blank values, and what the provider refuses. */
+export function parameterProblems(field: string, values: Record<string, string> | undefined, providerRule: ParameterRule): FieldError[] {
   const problems: FieldError[] = [];
   for (const [key, value] of Object.entries(values ?? {})) {
     const pointer = `${field}/${key}`;
     if (value.trim() === '') {
       problems.push({ field: pointer, code: 'empty', message: `${pointer} must not be empty or blank.` });
-    } else if (NEWLINE_OR_TAB.test(value)) {
-      problems.push({ field: pointer, code: 'provider_rule', message: `${pointer} must not contain new lines or tabs.` });
-    } else if (FIVE_SPACES.test(value)) {
-      problems.push({
-        field: pointer,
-        code: 'provider_rule',
-        message: `${pointer} must not contain more than four consecutive spaces.`,
-      });
+      continue;
     }
+    const refused = providerRule(value);
+    if (refused !== undefined) problems.push({ field: pointer, code: 'provider_rule', message: `${pointer} ${refused}.` });
   }
   return problems;
 }

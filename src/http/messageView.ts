@@ -149,6 +149,44 @@ export const MessageView = Type.Object({
   ),
 });
 
+/**
+ * The fields of MessageView each column of the view's row is shown as: a viewed column
+ * (db/messages.ts) missing here, or a field of MessageView that no column shows, is a type error.
+ * messageJson and acceptedMessageJson are held byte-equal to messageView by test/http/messageJson.test.ts.
+ */
+type ViewFields = {
+  id: readonly ['id'];
+  status: readonly ['status'];
+  recipient: readonly ['to'];
+  template_name: readonly ['template'];
+  language: readonly ['language'];
+  variables: readonly ['variables'];
+  header_variables: readonly ['headerVariables'];
+  rendered: readonly ['content'];
+  provider_message_id: readonly ['providerMessageId'];
+  error: readonly ['error'];
+  queued_at: readonly ['queuedAt'];
+  sent_at: readonly ['sentAt'];
+  delivered_at: readonly ['deliveredAt'];
+  read_at: readonly ['readAt'];
+  failed_at: readonly ['failedAt'];
+  updated_at: readonly ['updatedAt'];
+  scheduled_for: readonly ['scheduledFor'];
+  canceled_at: readonly ['canceledAt'];
+  batch_id: readonly ['batchId'];
+  pricing: readonly ['pricing'];
+  held_at: readonly ['held', 'heldAt'];
+  send_route: readonly ['route'];
+  recipient_user_id: readonly ['recipientUserId'];
+  recipient_phone: readonly ['recipientPhoneNumber'];
+  cost: readonly ['cost'];
+};
+type Field = keyof Static<typeof MessageView>;
+type Holds<Check extends true> = Check;
+type _EveryColumnShown = Holds<ViewFields extends { readonly [Column in keyof MessageViewRow]-?: readonly Field[] } ? true : false>;
+type _OnlyViewedColumns = Holds<[Exclude<keyof ViewFields, keyof MessageViewRow>] extends [never] ? true : false>;
+type _EveryFieldShown = Holds<[Exclude<Field, ViewFields[keyof ViewFields][number]>] extends [never] ? true : false>;
+
 export function messageView(row: MessageViewRow) {
   return {
     id: row.id,

@@ -8,7 +8,7 @@ const sendings = new WeakMap<HttpContext, Sending>();
 export function sendingFor(ctx: HttpContext): Sending {
   let sending = sendings.get(ctx);
   if (sending === undefined) {
-    sending = new Sending(ctx.database, ctx.notifier);
+    sending = new Sending(ctx.database, ctx.notifier, ctx.provider.parameterRule);
     sendings.set(ctx, sending);
   }
   return sending;

@@ -25,7 +25,6 @@ import { webhookDeliveryRoutes } from './routes/webhookDeliveries.ts';
 import { webhookEndpointRoutes } from './routes/webhookEndpoints.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { analyticsCostRoutes } from './routes/analyticsCost.ts';
-import { whatsappWebhookRoutes } from './routes/whatsappWebhook.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { decoratePublicUrl } from './publicUrl.ts';
 import { projectErasureRoutes } from './routes/projectErasure.ts';
@@ -34,6 +33,7 @@ import { swaggerOptions } from './openapi/index.ts';
 import { registerDocs } from './openapi/docs.ts';
 import { eventRoutes } from './routes/events.ts';
 import { serializersOnFirstUse } from './lazyCompilers.ts';
+import { createProviderInbox } from '../messages/providerInbox.ts';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -204,7 +204,9 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
   await app.register(async (scope) => analyticsRoutes(scope, ctx));
   await app.register(async (scope) => analyticsCostRoutes(scope, ctx));
   await app.register(async (scope) => eventRoutes(scope, ctx));
-  await app.register(async (scope) => whatsappWebhookRoutes(scope, ctx));
+  // The provider's own routes (WhatsApp: Meta's webhook), in a scope of their own.
+  const { inboundRoutes } = ctx.provider;
+  if (inboundRoutes) await app.register(async (scope) => inboundRoutes(scope, createProviderInbox(ctx)));
   await app.register(consoleRoutes);
   return app;
 }

@@ -13,9 +13,12 @@
 // - provider status: the provider's own state of a template (Meta's APPROVED, PAUSED, DISABLED,
 //               FLAGGED…), finer than svc's PENDING/APPROVED/REJECTED review status.
 
+import type { FastifyInstance } from 'fastify';
 import type { MessageStatus } from '../db/tables.ts';
 import type { ProductPolicy, SendRoute } from '../domain/marketingMessages.ts';
 import type { MessagePricing } from '../domain/pricing.ts';
+import type { InboundMessage, MarketingPreference, UserIdChange } from '../domain/inboundMessages.ts';
+import type { ParameterRule } from '../domain/messageRequest.ts';
 
 export interface ProviderError {
   /** The provider's error code, as a string (e.g. "131026"). */
@@ -26,9 +29,25 @@ export interface ProviderError {
   fbtraceId?: string;
 }
 
+/**
+ * A project's credentials in svc's neutral shape: what identifies its sender at the provider, and
+ * the secret that authenticates it (sealed at rest with the secret box, never logged or returned).
+ * Only the provider reads meaning into them (WhatsApp: phone number id and access token,
+ * whatsapp/credentials.ts); svc keys send lanes and report lookups on `sender`.
+ */
+/**
+ * What a provider's error code means to svc, when it means more than the failure: the recipient
+ * cannot get messages (suppressed with SVC_AUTO_SUPPRESS), or stopped marketing messages
+ * (suppressed for MARKETING, always).
+ */
+export type ErrorClass = 'recipient_unreachable' | 'marketing_stopped';
+
+/** The provider's error classification: what its code means, if anything. */
+export type ErrorClassOf = (code: string) => ErrorClass | undefined;
+
 export interface ProviderCredentials {
-  phoneNumberId: string;
-  accessToken: string;
+  readonly sender: string;
+  readonly secret: string;
 }
 
 /** A named parameter's example value, in Meta's shape. */
@@ -121,10 +140,14 @@ export interface TemplateSubmission {
   businessAccountId: string | null;
 }
 
-export type TemplateCheck =
+export type TemplateCheck = (
   | { status: 'PENDING'; checkAgainAfterMs: number }
   | { status: 'APPROVED'; providerStatus?: string }
-  | { status: 'REJECTED'; reason: string; providerStatus?: string };
+  | { status: 'REJECTED'; reason: string; providerStatus?: string }
+) & {
+  /** The template's id at the provider when this check found or submitted it anew: svc records it. */
+  providerTemplateId?: string;
+};
 
 /** What became of a template deletion at the provider. */
 export type TemplateDeletion =
@@ -326,8 +349,28 @@ export type ReportResult = 'applied' | 'unchanged' | 'unknown';
 /** svc's one entry point for everything a provider reports. */
 export type ProviderInbound = (report: ProviderReport) => Promise<ReportResult>;
 
+/**
+ * What svc offers a provider's inbound routes (its webhook): the report entry point, and the few
+ * lookups and records a report needs. svc owns it (messages/providerInbox.ts), so a provider never
+ * reads or writes svc's tables itself.
+ */
+export interface ProviderInbox {
+  report: ProviderInbound;
+  /** Which of these senders (ProviderCredentials.sender) a project here sends from. */
+  sendersHere(senders: readonly string[]): Promise<Set<string>>;
+  /** svc's ids of the templates a provider's template report names (its id, in its business account). */
+  templatesNamed(providerTemplateId: string, businessAccountId: string | undefined): Promise<string[]>;
+  /** A business account changed (throughput…): its projects' accounts are checked again at once. */
+  accountChanged(businessAccountIds: readonly string[]): Promise<void>;
+  /** A recipient's message (a reply, an opt-out keyword), their marketing preference, their new user id. */
+  inboundMessage(message: InboundMessage): Promise<unknown>;
+  marketingPreference(preference: MarketingPreference): Promise<unknown>;
+  userIdChange(change: UserIdChange): Promise<unknown>;
+}
+
 export interface Provider {
-  readonly name: 'sandbox' | 'whatsapp';
+  /** Its name in the provider registry (SVC_PROVIDER). */
+  readonly name: string;
   /** The longest one sendMessage call may take (its own timeout): claims are leased for longer. */
   readonly submissionTimeoutMs: number;
   /**
@@ -335,6 +378,10 @@ export interface Provider {
    * only checks it; WhatsApp uploads it through the app SVC_WHATSAPP_APP_ID names. Absent: true.
    */
   readonly takesSampleUrls?: boolean;
+  /** What the provider refuses in a template parameter value, checked at send (400 provider_rule). Absent: any value. */
+  readonly parameterRule?: ParameterRule;
+  /** Which of its error codes mean something to svc (suppressions). Absent: none. */
+  readonly errorClassOf?: ErrorClassOf;
   /** Checks credentials and describes the sending account (PUT credentials, periodic refresh). */
   checkAccount(query: AccountQuery): Promise<AccountCheck>;
   /** Hands a new template to the provider for review; returns its id there, if any. */
@@ -350,6 +397,11 @@ export interface Provider {
   deleteTemplate(template: TemplateSubmission & { providerTemplateId: string | null }): Promise<TemplateDeletion>;
   /** Submits one message. Never throws for provider answers: they are outcomes. */
   sendMessage(message: MessageSubmission): Promise<SendOutcome>;
+  /**
+   * The HTTP routes the provider owns (WhatsApp: Meta's webhook), registered by the HTTP server in
+   * a scope of their own; every lookup and record goes through svc's `inbox`. Absent: none.
+   */
+  readonly inboundRoutes?: (app: FastifyInstance, inbox: ProviderInbox) => Promise<void>;
   /** Starts reporting (the sandbox's timers); reports go to `inbound`. Worker processes only. */
   start(inbound: ProviderInbound): void;
   stop(): Promise<void>;

@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.ts';
 import type { MessageRow } from '../db/messages.ts';
 import type { MessageStatus } from '../db/tables.ts';
-import type { ProviderError } from '../providers/provider.ts';
+import type { ErrorClass, ErrorClassOf, ProviderError } from '../providers/provider.ts';
 import { addSuppressions } from '../db/suppressions.ts';
 
 // With SVC_AUTO_SUPPRESS=true, messages that FAILED because the recipient cannot get WhatsApp
@@ -10,15 +10,6 @@ import { addSuppressions } from '../db/suppressions.ts';
 // +15550000001 on every send, and a client that uses only the spec must never meet a 422
 // recipient_suppressed it did not ask for.
 
-/**
- * The provider's codes that say sending to this number again is pointless: 131026 "Message
- * undeliverable" (not a WhatsApp user, or has blocked the business; also the sandbox's
- * +15550000001). Not 131050 "User has stopped marketing messages": that user still gets their
- * one-time codes and order updates, and Meta's user_preferences webhook reports the opt-out itself
- * (a marketing-only suppression, suppressions/optOut.ts).
- */
-export const OPTED_OUT_CODES: ReadonlySet<string> = new Set(['131026']);
-
 /** A recorded status change, as much of it as suppression reads (workers/statusChanges.ts). */
 interface EndedChange {
   message: Pick<MessageRow, 'id' | 'project_id' | 'recipient'>;
@@ -26,22 +17,22 @@ interface EndedChange {
   error?: Pick<ProviderError, 'code' | 'title'>;
 }
 
-/**
- * 131050 "User has stopped marketing messages" is Meta's marketing opt-out said another way (its
- * user_preferences webhook may come later, or not reach svc): the recipient is suppressed for
- * MARKETING templates only, as that webhook does (CONTRACT §9), whatever SVC_AUTO_SUPPRESS says;
- * a "resume" lifts it.
- */
-export const MARKETING_STOPPED_CODE = '131050';
+/** The changes that end FAILED with an error of this class (the provider's classification). */
+function endedWith(changes: readonly EndedChange[], errorClassOf: ErrorClassOf, errorClass: ErrorClass): EndedChange[] {
+  return changes.filter((change) => change.transitions.at(-1) === 'FAILED' && change.error && errorClassOf(change.error.code) === errorClass);
+}
 
-/** Suppresses for MARKETING the recipients of the changes that end FAILED with 131050; in the caller's transaction. */
-export async function suppressMarketingStopped(trx: Db, changes: readonly EndedChange[], now: number): Promise<void> {
-  const stopped = changes
-    .filter((change) => change.transitions.at(-1) === 'FAILED' && change.error?.code === MARKETING_STOPPED_CODE)
+/**
+ * Suppresses for MARKETING the recipients of the changes that end FAILED because the user stopped
+ * marketing messages (WhatsApp's 131050), as the provider's opt-out report does (CONTRACT §9),
+ * whatever SVC_AUTO_SUPPRESS says; a "resume" lifts it. In the caller's transaction.
+ */
+export async function suppressMarketingStopped(trx: Db, changes: readonly EndedChange[], errorClassOf: ErrorClassOf, now: number): Promise<void> {
+  const stopped = endedWith(changes, errorClassOf, 'marketing_stopped')
     .map((change) => ({
       projectId: change.message.project_id,
       phoneNumber: change.message.recipient,
-      reason: `The provider failed message ${change.message.id} with ${MARKETING_STOPPED_CODE}: the user stopped marketing messages.`,
+      reason: `The provider failed message ${change.message.id} with ${change.error!.code}: the user stopped marketing messages.`,
       source: 'marketing_opt_out' as const,
       scope: 'marketing' as const,
     }));
@@ -49,12 +40,12 @@ export async function suppressMarketingStopped(trx: Db, changes: readonly EndedC
 }
 
 /**
- * Adds the numbers of the changes that end FAILED with an opted-out code; in the caller's
- * transaction. Called only when the setting is on (statusChanges.ts StatusRecording).
+ * Adds the numbers of the changes that end FAILED because the recipient cannot get messages
+ * (WhatsApp's 131026); in the caller's transaction. Called only when the setting is on
+ * (statusChanges.ts StatusRecording).
  */
-export async function suppressOptedOutRecipients(trx: Db, changes: readonly EndedChange[], now: number): Promise<void> {
-  const entries = changes
-    .filter((change) => change.transitions.at(-1) === 'FAILED' && change.error && OPTED_OUT_CODES.has(change.error.code))
+export async function suppressOptedOutRecipients(trx: Db, changes: readonly EndedChange[], errorClassOf: ErrorClassOf, now: number): Promise<void> {
+  const entries = endedWith(changes, errorClassOf, 'recipient_unreachable')
     .map((change) => ({
       projectId: change.message.project_id,
       phoneNumber: change.message.recipient,

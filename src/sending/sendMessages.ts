@@ -5,7 +5,7 @@ import { linkedIdentities } from '../db/recipientLinks.ts';
 import { suppressedAmong } from '../db/suppressions.ts';
 import type { TemplatesTable } from '../db/tables.ts';
 import { newId } from '../domain/ids.ts';
-import { requestFingerprint } from '../domain/messageRequest.ts';
+import { type ParameterRule, requestFingerprint } from '../domain/messageRequest.ts';
 import { DomainError, validationError } from '../errors.ts';
 import type { Notifier } from '../workers/notifier.ts';
 import { type AcceptResult, MessageAcceptor } from './messageAcceptor.ts';
@@ -89,9 +89,12 @@ export class Sending {
   readonly #database: Database;
   readonly #acceptor: MessageAcceptor;
   readonly #contexts: SendContexts;
+  readonly #parameterRule: ParameterRule;
 
-  constructor(database: Database, notifier: Notifier) {
+  /** `parameterRule`: what the provider refuses in a parameter value (none when it has no rule). */
+  constructor(database: Database, notifier: Notifier, parameterRule: ParameterRule = () => undefined) {
     this.#database = database;
+    this.#parameterRule = parameterRule;
     this.#acceptor = new MessageAcceptor(database, notifier);
     this.#contexts = new SendContexts(database.reader);
   }
@@ -108,7 +111,7 @@ export class Sending {
       ...(request.buttons && { buttons: request.buttons }),
       ...(request.sendAt !== undefined && { sendAt: request.sendAt }),
     };
-    const problems = itemProblems(item);
+    const problems = itemProblems(item, '', this.#parameterRule);
     if (problems.length > 0) throw validationError(problems);
     // The fingerprint of the body as sent (key order aside), as it always was.
     const fingerprint =
@@ -165,14 +168,14 @@ export class Sending {
       if (checked === undefined) continue;
       const now = Date.now();
       const batchId = newId('bat', now);
-      const candidates = items.filter((item) => itemProblems(item).length === 0).map((item) => item.to);
+      const candidates = items.filter((item) => itemProblems(item, '', this.#parameterRule).length === 0).map((item) => item.to);
       const suppressed = await this.#suppressed(projectId, checked, candidates);
       const outcomes: BatchItemOutcome[] = [];
       const messages: MessageRow[] = [];
       for (const [index, item] of items.entries()) {
         const at = `/items/${index}`;
         try {
-          const problems = itemProblems(item, at);
+          const problems = itemProblems(item, at, this.#parameterRule);
           if (problems.length > 0) throw validationError(problems);
           const message = this.#message(projectId, checked, item, { now, at, suppressed, batchId });
           messages.push(message);

@@ -1,6 +1,6 @@
 import type { TemplatesTable } from '../db/tables.ts';
 import type { FieldError } from '../domain/fieldError.ts';
-import { parameterProblems, recipientProblem, variablesMatch } from '../domain/messageRequest.ts';
+import { type ParameterRule, parameterProblems, recipientProblem, variablesMatch } from '../domain/messageRequest.ts';
 import { type MessageFields, messageFieldProblems, renderMessage, richParameters } from '../domain/templateMessage.ts';
 import { renderText, sendProblem } from '../domain/templates.ts';
 import type { RichSendParameters } from '../providers/provider.ts';
@@ -27,24 +27,24 @@ export const MAX_SCHEDULE_AHEAD_MS = 35 * 24 * 60 * 60 * 1000;
 /** A sendAt this far in the past still counts as now (clocks differ, requests take time). */
 export const SCHEDULE_CLOCK_SLACK_MS = 1000;
 
-/** Field errors of variable values (400 validation_failed), with pointers under `at`. */
-export function variableProblems(item: MessageFields, at = ''): FieldError[] {
+/** Field errors of variable values (400 validation_failed), with pointers under `at`; `rule`: the provider's. */
+export function variableProblems(item: MessageFields, at: string, rule: ParameterRule): FieldError[] {
   const buttonTexts = Object.fromEntries(
     Object.entries(item.buttons ?? {}).flatMap(([index, value]) => (value.text === undefined ? [] : [[`${index}/text`, value.text]])),
   );
   return [
-    ...parameterProblems(`${at}/variables`, item.variables),
-    ...parameterProblems(`${at}/headerVariables`, item.headerVariables),
-    ...parameterProblems(`${at}/buttons`, buttonTexts),
+    ...parameterProblems(`${at}/variables`, item.variables, rule),
+    ...parameterProblems(`${at}/headerVariables`, item.headerVariables, rule),
+    ...parameterProblems(`${at}/buttons`, buttonTexts, rule),
   ];
 }
 
 /** Field errors of what a schema cannot check (400 validation_failed), with pointers under `at`. */
-export function itemProblems(item: Omit<SendItem, 'sendAt'>, at = ''): FieldError[] {
+export function itemProblems(item: Omit<SendItem, 'sendAt'>, at: string, rule: ParameterRule): FieldError[] {
   const recipient = recipientProblem(item.to);
   return [
     ...(recipient ? [{ field: `${at}/to`, code: 'invalid_phone', message: `${at}/to ${recipient}.` }] : []),
-    ...variableProblems(item, at),
+    ...variableProblems(item, at, rule),
   ];
 }
 

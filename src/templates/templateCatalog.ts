@@ -4,6 +4,7 @@ import type { MessageFields } from '../domain/templateMessage.ts';
 import { DomainError, notFound, validationError } from '../errors.ts';
 import type { Provider, TemplateDeletion } from '../providers/provider.ts';
 import { templateParts } from '../sending/sendContexts.ts';
+import type { ParameterRule } from '../domain/messageRequest.ts';
 import { checkVariables, renderContent, variableProblems } from '../sending/sendRules.ts';
 import { providerContextOf, submissionOf } from './providerContext.ts';
 
@@ -25,9 +26,9 @@ export async function getTemplate(db: Db, projectId: string, id: string): Promis
 }
 
 /** The template rendered with these variables, as a send of it would render it (the same rules). */
-export async function previewTemplate(db: Db, projectId: string, id: string, item: MessageFields) {
+export async function previewTemplate(db: Db, projectId: string, id: string, item: MessageFields, parameterRule: ParameterRule = () => undefined) {
   const template = await getTemplate(db, projectId, id);
-  const problems = variableProblems(item);
+  const problems = variableProblems(item, '', parameterRule);
   if (problems.length > 0) throw validationError(problems);
   const parts = templateParts(template);
   checkVariables(template, parts, item);

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
-import type { Provider } from '../providers/provider.ts';
+import type { ErrorClassOf, Provider } from '../providers/provider.ts';
 import type { DropBurstWatch } from './heldMessages.ts';
 import type { CostPricing } from '../costs/charges.ts';
 import type { Notifier } from './notifier.ts';
@@ -28,6 +28,8 @@ export interface ReportDeps {
   logger: Logger;
   /** SVC_AUTO_SUPPRESS (sending/autoSuppress.ts); off when not given, as documented. */
   autoSuppress?: boolean;
+  /** The provider's error classification (providers/provider.ts); absent: no code suppresses anyone. */
+  errorClassOf?: ErrorClassOf;
   /** Watches 132015 failures for bursts (tests give one with their own clock); default: one per inbound. */
   dropBurstWatch?: DropBurstWatch;
   /** Prices delivered messages by the rate card; absent: costs are not recorded. */

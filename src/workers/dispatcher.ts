@@ -117,7 +117,7 @@ export class Dispatcher {
     this.#gate = gate;
     this.#recorder = new OutcomeRecorder(
       deps.database,
-      { notifier: deps.notifier, autoSuppress: deps.config.autoSuppress },
+      { notifier: deps.notifier, autoSuppress: deps.config.autoSuppress, errorClassOf: deps.provider.errorClassOf },
       deps.config.sendRetryScheduleMs,
       deps.costs,
     );
@@ -245,7 +245,7 @@ export class Dispatcher {
       }
       const credentials = this.#credentialsOf(project);
       const lane = credentials
-        ? this.#lane(credentials.phoneNumberId, sendPaceOf(project.provider_messages_per_second, config))
+        ? this.#lane(credentials.sender, sendPaceOf(project.provider_messages_per_second, config))
         : this.#lane(UNCONFIGURED, Number.POSITIVE_INFINITY);
       const quota = Math.min(this.#targetOf(lane) - lane.size, room);
       if (quota <= 0) {
@@ -322,11 +322,11 @@ export class Dispatcher {
     // Opening a token costs a decryption: remember it while the sealed value stays the same.
     let token = this.#tokens.get(sealed);
     if (token === undefined) {
-      token = providerCredentialsOf(project, this.#deps.encryptionKey)!.accessToken;
+      token = providerCredentialsOf(project, this.#deps.encryptionKey)!.secret;
       if (this.#tokens.size >= 10_000) this.#tokens.clear();
       this.#tokens.set(sealed, token);
     }
-    return { phoneNumberId: project.provider_phone_number_id, accessToken: token };
+    return { sender: project.provider_phone_number_id, secret: token };
   }
 
   #lane(phoneNumberId: string, maxPerSecond: number): SendLane {

@@ -162,7 +162,7 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
       });
       changed.push(index);
     }
-    const enqueued = await recordStatusChanges(trx, { notifier: deps.notifier, autoSuppress: deps.autoSuppress }, changes, now, updates);
+    const enqueued = await recordStatusChanges(trx, { notifier: deps.notifier, autoSuppress: deps.autoSuppress, errorClassOf: deps.errorClassOf }, changes, now, updates);
     // In one order across transactions (see linkIdentities).
     links.sort((x, y) => (x.projectId + x.a + x.b < y.projectId + y.a + y.b ? -1 : 1));
     for (const { projectId, a, b } of links.splice(0)) await linkIdentities(trx, projectId, a, b, 'status', now);

@@ -4,7 +4,7 @@ import { insertMessageEvents, type MessageChanges, type MessageRow, updateMessag
 import type { MessageStatus } from '../db/tables.ts';
 import { newId } from '../domain/ids.ts';
 import type { ReportedStatus } from '../domain/messageStatus.ts';
-import type { ProviderError } from '../providers/provider.ts';
+import type { ErrorClassOf, ProviderError } from '../providers/provider.ts';
 import { suppressMarketingStopped, suppressOptedOutRecipients } from '../sending/autoSuppress.ts';
 import { enqueueWebhookDeliveries, type StatusEventForWebhook } from '../webhooks/enqueue.ts';
 import { statusChangesCounter } from './messageQueueHealth.ts';
@@ -47,6 +47,8 @@ export interface StatusRecording {
   notifier: Notifier;
   /** SVC_AUTO_SUPPRESS: FAILED with an opted-out code suppresses the number (off when not given). */
   autoSuppress?: boolean;
+  /** The provider's error classification (suppressions follow it); absent: no code means anything. */
+  errorClassOf?: ErrorClassOf;
 }
 
 /**
@@ -58,7 +60,7 @@ export interface StatusRecording {
  */
 export async function recordStatusChanges(
   trx: Db,
-  { notifier, autoSuppress = false }: StatusRecording,
+  { notifier, autoSuppress = false, errorClassOf = () => undefined }: StatusRecording,
   changes: readonly StatusChange[],
   now: number,
   otherUpdates: readonly MessageUpdate[] = [],
@@ -90,8 +92,8 @@ export async function recordStatusChanges(
   await updateMessages(trx, updates);
   await insertMessageEvents(trx, events);
   await countStatusChanges(trx, events, changes.map((change) => change.message));
-  await suppressMarketingStopped(trx, changes, now);
-  if (autoSuppress) await suppressOptedOutRecipients(trx, changes, now);
+  await suppressMarketingStopped(trx, changes, errorClassOf, now);
+  if (autoSuppress) await suppressOptedOutRecipients(trx, changes, errorClassOf, now);
   for (const event of events) statusChangesCounter.inc({ status: event.status });
   return enqueueWebhookDeliveries(trx, notifier, webhooks, now);
 }

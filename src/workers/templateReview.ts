@@ -5,6 +5,7 @@ import {
   clearTemplateReview,
   componentsOf,
   nextTemplateReviewDueAt,
+  recordProviderTemplateId,
   rescheduleTemplateReview,
   setTemplateCategory,
   setTemplateStatus,
@@ -103,6 +104,7 @@ export function createTemplateReviewJob(deps: TemplateReviewDeps): Job {
       businessAccountId: account?.business_account_id ?? null,
       providerTemplateId: template.provider_template_id,
     });
+    if (check.providerTemplateId !== undefined) await recordProviderTemplateId(db, template.id, check.providerTemplateId);
     if (check.status === 'PENDING') {
       await rescheduleTemplateReview(db, template.id, now + check.checkAgainAfterMs);
       return;

@@ -8,6 +8,7 @@ import {
   requestFingerprint,
   variablesMatch,
 } from '../../src/domain/messageRequest.ts';
+import { whatsappParameterRule } from '../../src/providers/whatsapp/parameterRule.ts';
 
 describe('send request rules', () => {
   it('accepts possible E.164 numbers only', () => {
@@ -20,8 +21,8 @@ describe('send request rules', () => {
   });
 
   it('applies the provider’s parameter rules', () => {
-    assert.deepEqual(parameterProblems('/variables', { '1': 'Ana', '2': 'a    b' }), []);
-    const problems = parameterProblems('/variables', { '1': ' ', '2': 'a\nb', '3': 'tab\there', '4': 'a     b' });
+    assert.deepEqual(parameterProblems('/variables', { '1': 'Ana', '2': 'a    b' }, whatsappParameterRule), []);
+    const problems = parameterProblems('/variables', { '1': ' ', '2': 'a\nb', '3': 'tab\there', '4': 'a     b' }, whatsappParameterRule);
     assert.deepEqual(
       problems.map((problem) => problem.field),
       ['/variables/1', '/variables/2', '/variables/3', '/variables/4'],

@@ -171,7 +171,7 @@ describe('WhatsApp request payloads', () => {
     category: 'AUTHENTICATION',
     bodyParameters: ['482913'],
     headerParameters: [],
-    credentials: { phoneNumberId: '1', accessToken: 't' },
+    credentials: { sender: '1', secret: 't' },
   };
 
   it('sends the recipient in full E.164, with its +', () => {

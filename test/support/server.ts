@@ -2,6 +2,8 @@ import type { Logger } from 'pino';
 import { createApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { TestHooks } from '../../src/http/context.ts';
+import type { ProviderName } from '../../src/providers/names.ts';
+import type { ProviderRegistry } from '../../src/providers/registry.ts';
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from './databases.ts';
 import { call, type CallOptions, type Reply } from './http.ts';
 
@@ -24,6 +26,8 @@ export interface TestServerOptions {
   database?: TestDatabase;
   /** Log here instead of the silent default (e.g. to read every log line a test caused). */
   logger?: Logger;
+  /** Run this provider, from this registry (a test's own provider), instead of SVC_PROVIDER's. */
+  provider?: { name: string; registry: ProviderRegistry };
 }
 
 /** The real service on a random loopback port, over a fresh database of the given kind. */
@@ -42,7 +46,10 @@ export async function startTestServer(
     PORT: '0',
     SVC_DATABASE_URL: database.url,
   });
-  const app = await createApp(config, { testHooks: options.testHooks, logger: options.logger });
+  const app = await createApp(
+    options.provider ? { ...config, provider: options.provider.name as ProviderName } : config,
+    { testHooks: options.testHooks, logger: options.logger, ...(options.provider && { providers: options.provider.registry }) },
+  );
   const url = (await app.start())!;
   const server: TestServer = {
     url,

@@ -35,8 +35,8 @@ class ScriptedProvider implements Provider {
   }
 
   async sendMessage(message: MessageSubmission): Promise<SendOutcome> {
-    this.calls.push({ messageId: message.messageId, phoneNumberId: message.credentials.phoneNumberId, at: Date.now() });
-    if (this.hangingNumbers.has(message.credentials.phoneNumberId)) {
+    this.calls.push({ messageId: message.messageId, phoneNumberId: message.credentials.sender, at: Date.now() });
+    if (this.hangingNumbers.has(message.credentials.sender)) {
       await new Promise<void>((resolve) => this.#hung.push(resolve));
     }
     return { kind: 'accepted', providerMessageId: `wamid.${message.messageId}` };

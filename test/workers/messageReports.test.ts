@@ -5,6 +5,7 @@ import { createProviderInbound } from '../../src/workers/providerReports.ts';
 import { databaseKinds } from '../support/databases.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { createSender, type Sender, sendBody, waitForStatus } from '../support/sending.ts';
+import { whatsappErrorClass } from '../../src/providers/whatsapp/errorClasses.ts';
 
 // The sandbox plans its reports an hour away: the tests make the reports themselves.
 const ENV = { SVC_SANDBOX_DELIVERY_DELAY_MS: '3600000', SVC_SANDBOX_READ_DELAY_MS: '3600000' };
@@ -75,12 +76,12 @@ for (const kind of databaseKinds()) {
         (await server.call('GET', `/v1/suppressions/${encodeURIComponent(number)}`, { key: sender.key })).status === 200;
 
       const unset = await sentMessage('+5511987650001');
-      assert.equal(await createProviderInbound({ database, notifier, logger })(report(unset, 'FAILED')), 'applied');
+      assert.equal(await createProviderInbound({ database, notifier, logger, errorClassOf: whatsappErrorClass })(report(unset, 'FAILED')), 'applied');
       assert.deepEqual(await statuses(unset.id), ['QUEUED', 'SENT', 'FAILED']);
       assert.equal(await suppressed('+5511987650001'), false);
 
       const on = await sentMessage('+5511987650002');
-      assert.equal(await createProviderInbound({ database, notifier, logger, autoSuppress: true })(report(on, 'FAILED')), 'applied');
+      assert.equal(await createProviderInbound({ database, notifier, logger, autoSuppress: true, errorClassOf: whatsappErrorClass })(report(on, 'FAILED')), 'applied');
       assert.equal(await suppressed('+5511987650002'), true);
     });
   });

@@ -10,6 +10,7 @@ import { ApiError } from '../errors.ts';
 import { RateLimiter, rateLimitHeaders } from '../rateLimit.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 import { ProviderAccountView, providerAccountView } from './providerCredentials.ts';
+import { PROVIDER_NAMES } from '../../providers/names.ts';
 
 export const ProjectView = Type.Object({
   projectId: Type.String({ examples: ['proj_01jd2k3m4n5p6q7r8s9t0v1w2x'] }),
@@ -20,7 +21,7 @@ export const ProjectView = Type.Object({
   callbackUrl: Type.Optional(Type.String()),
   provider: Type.Optional(ProviderAccountView),
   providerName: Type.Optional(
-    Type.Enum(['sandbox', 'whatsapp'], {
+    Type.Enum(PROVIDER_NAMES, {
       description: 'Which provider this svc sends through (SVC_PROVIDER): `sandbox` simulates WhatsApp and sends nothing. Read-only.',
     }),
   ),

@@ -2,22 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { CALLBACK_URL_MAX_LENGTH } from '../../domain/callbackUrl.ts';
-import { sealSecret } from '../../domain/secretBox.ts';
 import { type PaceSettings, sendPaceOf } from '../../domain/sendPace.ts';
-import { findProject, type ProjectRow, updateProject } from '../../db/projects.ts';
-import {
-  accountColumns,
-  findProviderAccount,
-  PROVIDER_ACCOUNT_REFRESH_MS,
-  type ProviderAccountRow,
-  saveProviderAccount,
-} from '../../db/providerAccounts.ts';
-import { webhookUrlError } from '../../webhooks/urlCheck.ts';
-import { providerCredentialsOf } from '../../projectSecrets.ts';
-import type { AccountQuery, ProviderAccount, ProviderCredentials } from '../../providers/provider.ts';
+import type { ProjectRow } from '../../db/projects.ts';
+import type { ProviderAccountRow } from '../../db/providerAccounts.ts';
+import { saveCredentials } from '../../credentials/saveCredentials.ts';
 import { authenticate, authorizedWrite, unauthorized } from '../auth.ts';
 import type { HttpContext } from '../context.ts';
-import { ApiError, type FieldError, validationError } from '../errors.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
 
 const SaveCredentialsBody = Type.Object(
@@ -130,33 +120,6 @@ function providerCredentialsView(row: ProjectRow, account: ProviderAccountRow | 
   };
 }
 
-/** Which business account to ask about: the one given, the one already known for this number, or none (found from the token). */
-function businessAccountQuery(
-  given: string | undefined,
-  phoneNumberId: string,
-  project: ProjectRow,
-  account: ProviderAccountRow | undefined,
-): Pick<AccountQuery, 'businessAccountId' | 'businessAccountKnown'> {
-  if (given !== undefined) return { businessAccountId: given, businessAccountKnown: false };
-  const known = account?.business_account_id ?? null;
-  if (known !== null && project.provider_phone_number_id === phoneNumberId) return { businessAccountId: known, businessAccountKnown: true };
-  return { businessAccountId: null, businessAccountKnown: false };
-}
-
-/** Asks the provider about the credentials; a refusal is 422 and an outage 503, and then nothing is saved. */
-async function checkedAccount(ctx: HttpContext, query: AccountQuery): Promise<ProviderAccount> {
-  const check = await ctx.provider.checkAccount(query);
-  if (check.kind === 'checked') return check.account;
-  const { code, title, message, fbtraceId } = check.error;
-  const meta = `The provider answered ${code} (${title}): ${message}${fbtraceId ? ` [fbtrace_id ${fbtraceId}]` : ''}`;
-  if (check.kind === 'rejected') {
-    throw new ApiError('provider_credentials_rejected', `${check.reason} ${meta} Nothing was saved.`);
-  }
-  throw new ApiError('unavailable', `The provider could not be asked to check the credentials; nothing was saved, try again. ${meta}`, {
-    headers: { 'retry-after': '30' },
-  });
-}
-
 export async function providerCredentialRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', authenticate(ctx));
@@ -183,72 +146,20 @@ export async function providerCredentialRoutes(app: FastifyInstance, ctx: HttpCo
       },
     },
     async (request) => {
-      const { projectId } = request.auth;
       const { providerPhoneNumberId, providerAccessToken, providerBusinessAccountId, callbackUrl } = request.body;
-      const project = await findProject(ctx.database.db, projectId);
-      if (!project) throw unauthorized();
-
-      const errors: FieldError[] = [];
-      const bringsCredentials = providerPhoneNumberId !== undefined || providerAccessToken !== undefined;
-      const hasCredentials = project.provider_access_token_enc !== null;
-      if (bringsCredentials || !hasCredentials) {
-        // The two are one credential: a token belongs to its phone number.
-        const why = hasCredentials
-          ? 'is required with the other credential: they are saved together.'
-          : 'is required until the provider credentials are saved.';
-        if (providerPhoneNumberId === undefined) {
-          errors.push({ field: '/providerPhoneNumberId', code: 'required', message: `/providerPhoneNumberId ${why}` });
-        }
-        if (providerAccessToken === undefined) {
-          errors.push({ field: '/providerAccessToken', code: 'required', message: `/providerAccessToken ${why}` });
-        }
-      } else if (callbackUrl === undefined && providerBusinessAccountId === undefined) {
-        errors.push({
-          field: '/',
-          code: 'empty_update',
-          message: 'Send providerPhoneNumberId with providerAccessToken, providerBusinessAccountId, callbackUrl, or all of them.',
-        });
-      }
-      if (typeof callbackUrl === 'string') {
-        const urlError = await webhookUrlError(callbackUrl, ctx.config.allowPrivateCallbacks, '/callbackUrl');
-        if (urlError) errors.push(urlError);
-      }
-      if (errors.length > 0) throw validationError(errors);
-
-      const stored = await findProviderAccount(ctx.database.db, projectId);
-      const credentials: ProviderCredentials | undefined =
-        providerPhoneNumberId !== undefined && providerAccessToken !== undefined
-          ? { phoneNumberId: providerPhoneNumberId, accessToken: providerAccessToken }
-          : providerBusinessAccountId !== undefined
-            ? providerCredentialsOf(project, ctx.encryptionKey)
-            : undefined;
-      const account = credentials
-        ? await checkedAccount(ctx, {
-            credentials,
-            ...businessAccountQuery(providerBusinessAccountId, credentials.phoneNumberId, project, stored),
-          })
-        : undefined;
-
-      const now = Date.now();
-      const changes: Partial<ProjectRow> = { updated_at: now };
-      if (providerPhoneNumberId !== undefined && providerAccessToken !== undefined) {
-        changes.provider_phone_number_id = providerPhoneNumberId;
-        changes.provider_access_token_enc = sealSecret(ctx.encryptionKey, providerAccessToken);
-        changes.credentials_updated_at = now;
-      }
-      if (callbackUrl !== undefined) changes.callback_url = callbackUrl;
-      const accountRow: ProviderAccountRow | undefined = account && {
-        project_id: projectId,
-        credentials_updated_at: changes.credentials_updated_at ?? project.credentials_updated_at ?? now,
-        ...accountColumns(account),
-        checked_at: now,
-        check_due_at: now + PROVIDER_ACCOUNT_REFRESH_MS,
-      };
-      const saved = await authorizedWrite(ctx, request, async (trx) => {
-        if (account && accountRow) await saveProviderAccount(trx, accountRow, account.messagesPerSecond);
-        return updateProject(trx, projectId, changes);
-      });
-      return providerCredentialsView(saved!, accountRow ?? stored, ctx.config);
+      const saved = await saveCredentials(
+        {
+          provider: ctx.provider,
+          encryptionKey: ctx.encryptionKey,
+          allowPrivateCallbacks: ctx.config.allowPrivateCallbacks,
+          db: ctx.database.db,
+          write: (work) => authorizedWrite(ctx, request, work),
+        },
+        request.auth.projectId,
+        { sender: providerPhoneNumberId, secret: providerAccessToken, businessAccountId: providerBusinessAccountId, callbackUrl },
+      );
+      if (!saved) throw unauthorized();
+      return providerCredentialsView(saved.project, saved.account, ctx.config);
     },
   );
 }

@@ -50,7 +50,7 @@ export async function templatePreviewRoutes(app: FastifyInstance, ctx: HttpConte
       },
     },
     async (request) => {
-      const content = await previewTemplate(ctx.database.reader, request.auth.projectId, request.params.id, request.body ?? {});
+      const content = await previewTemplate(ctx.database.reader, request.auth.projectId, request.params.id, request.body ?? {}, ctx.provider.parameterRule);
       return {
         header: content.header ?? null,
         body: content.body,

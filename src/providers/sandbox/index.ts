@@ -25,6 +25,8 @@ import type {
 } from '../provider.ts';
 import { AUTHENTICATION_TO_BSUID, MAGIC, TEMPORARILY_UNAVAILABLE, UNDELIVERABLE } from './magicRecipients.ts';
 import { sandboxReview } from './reviewRules.ts';
+import { whatsappParameterRule } from '../whatsapp/parameterRule.ts';
+import { whatsappErrorClass } from '../whatsapp/errorClasses.ts';
 
 const REPORT_BATCH = 200;
 // Provider message ids: a random prefix per process and a counter, unique without a random draw
@@ -48,6 +50,8 @@ interface PlannedReport {
 export class SandboxProvider implements Provider {
   readonly name = 'sandbox';
   /** A submission is a local database write, committed with others (group commit). */
+  readonly parameterRule = whatsappParameterRule;
+  readonly errorClassOf = whatsappErrorClass;
   readonly submissionTimeoutMs = 2000;
   readonly #settings: Config['sandbox'];
   readonly #database: Database;
@@ -71,7 +75,7 @@ export class SandboxProvider implements Provider {
    * is left unset, so SVC_PROVIDER_MAX_MPS paces the sandbox as before.
    */
   async checkAccount(query: AccountQuery): Promise<AccountCheck> {
-    const { phoneNumberId } = query.credentials;
+    const phoneNumberId = query.credentials.sender;
     const digits = BigInt('0x' + createHash('sha256').update(phoneNumberId).digest('hex').slice(0, 12)).toString().padStart(15, '1');
     return {
       kind: 'checked',

@@ -1,4 +1,5 @@
-import type { AccountCheck, AccountProblem, AccountQuery, ProviderCredentials, ProviderError } from '../provider.ts';
+import type { AccountCheck, AccountProblem, ProviderError } from '../provider.ts';
+import type { WhatsAppAccountQuery, WhatsAppCredentials } from './credentials.ts';
 import type { GraphClient, GraphFailure } from './client.ts';
 import { graphErrorClass, graphFailureError, isGraphOutage } from './errors.ts';
 
@@ -69,7 +70,7 @@ function phoneNumberRefusal(phoneNumberId: string, failure: GraphFailure): Accou
 /** Whether the WABA has the phone number: 'yes', 'no', or Meta's refusal to list its numbers. */
 async function hasNumber(
   client: GraphClient,
-  credentials: ProviderCredentials,
+  credentials: WhatsAppCredentials,
   businessAccountId: string,
 ): Promise<'yes' | 'no' | { refused: ProviderError }> {
   let after: string | undefined;
@@ -105,7 +106,7 @@ type BusinessAccount = { id: string } | { problem: AccountProblem };
 
 async function businessAccountOf(
   client: GraphClient,
-  query: AccountQuery,
+  query: WhatsAppAccountQuery,
   token: DebugTokenData | undefined,
 ): Promise<BusinessAccount> {
   const { credentials, businessAccountId } = query;
@@ -156,7 +157,7 @@ async function businessAccountOf(
  * for the WABA's life: Meta changes a currency by moving the numbers to a new WABA). Null when
  * Meta does not show it: costs are then priced in SVC_RATE_CARD_CURRENCY.
  */
-async function currencyOf(client: GraphClient, credentials: ProviderCredentials, businessAccountId: string): Promise<string | null> {
+async function currencyOf(client: GraphClient, credentials: WhatsAppCredentials, businessAccountId: string): Promise<string | null> {
   const read = await client.call<{ currency?: unknown }>({
     method: 'GET',
     path: `/${encodeURIComponent(businessAccountId)}`,
@@ -172,7 +173,7 @@ async function currencyOf(client: GraphClient, credentials: ProviderCredentials,
 }
 
 /** Subscribes svc's Meta app to the WABA's webhooks (idempotent at Meta); a problem when refused. */
-async function subscribe(client: GraphClient, credentials: ProviderCredentials, businessAccountId: string): Promise<AccountProblem | null> {
+async function subscribe(client: GraphClient, credentials: WhatsAppCredentials, businessAccountId: string): Promise<AccountProblem | null> {
   const result = await client.call<{ success?: boolean }>({
     method: 'POST',
     path: `/${encodeURIComponent(businessAccountId)}/subscribed_apps`,
@@ -190,7 +191,7 @@ async function subscribe(client: GraphClient, credentials: ProviderCredentials, 
   };
 }
 
-export async function checkAccount(client: GraphClient, query: AccountQuery): Promise<AccountCheck> {
+export async function checkAccount(client: GraphClient, query: WhatsAppAccountQuery): Promise<AccountCheck> {
   const { credentials } = query;
   try {
     const number = await client.call<PhoneNumberNode>({

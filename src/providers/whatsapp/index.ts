@@ -1,7 +1,6 @@
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
-import type { Database } from '../../db/database.ts';
-import { recordProviderTemplateId } from '../../db/templates.ts';
 import type { SendRoute } from '../../domain/marketingMessages.ts';
 import { isBusinessScopedUserId } from '../../domain/messageRequest.ts';
 import type {
@@ -12,6 +11,7 @@ import type {
   PricingAnalyticsResult,
   Provider,
   ProviderInbound,
+  ProviderInbox,
   SendOutcome,
   TemplateCheck,
   TemplateDeletion,
@@ -21,6 +21,8 @@ import { isMediaFormat, mediaHeaderOf } from '../../domain/templates.ts';
 import { DownloadError } from '../../net/guardedDownload.ts';
 import { loadMediaSample } from '../../net/mediaSample.ts';
 import { checkAccount } from './account.ts';
+import { whatsappCredentials } from './credentials.ts';
+import { whatsappWebhookRoutes } from './webhookRoutes.ts';
 import { pricingAnalytics } from './pricingAnalytics.ts';
 import { GraphClient, type GraphFailure, type GraphResult } from './client.ts';
 import { graphVersionWarning } from './graphVersions.ts';
@@ -34,6 +36,8 @@ import {
   TEMPLATE_FIELDS,
   templateCheckOf,
 } from './payloads.ts';
+import { whatsappParameterRule } from './parameterRule.ts';
+import { whatsappErrorClass } from './errorClasses.ts';
 
 const GRAPH_TIMEOUT_MS = 10_000;
 /** The send answer's `messages[0].message_status` for a message held by portfolio pacing (else `accepted`). */
@@ -76,22 +80,23 @@ type WithProviderId = TemplateSubmission & { providerTemplateId: string | null }
  * The WhatsApp Cloud API. Messages are sent with the project's phone number id and token;
  * templates are registered with the WhatsApp Business Account (WABA) that owns that number, found
  * or verified when the credentials are saved (account.ts). Status reports arrive by Meta's
- * webhook (http/routes/whatsappWebhook.ts), so there is nothing to start; template reviews are
+ * webhook (webhookRoutes.ts, its inbound routes), so there is nothing to start; template reviews are
  * also polled, so a missed webhook delays nothing for long.
  */
 export class WhatsAppProvider implements Provider {
   readonly name = 'whatsapp';
+  readonly parameterRule = whatsappParameterRule;
+  readonly errorClassOf = whatsappErrorClass;
   readonly submissionTimeoutMs: number;
   readonly takesSampleUrls: boolean;
   readonly #client: GraphClient;
-  readonly #database: Database;
+  readonly #webhook: Pick<Config['whatsapp'], 'appSecret' | 'verifyToken'>;
   readonly #logger: Logger;
   readonly #appId: string | undefined;
   readonly #allowPrivateSamples: boolean;
 
   constructor(
     settings: Config['whatsapp'],
-    database: Database,
     logger: Logger,
     options: { timeoutMs?: number; allowPrivateSamples?: boolean; now?: () => number } = {},
   ) {
@@ -101,7 +106,7 @@ export class WhatsAppProvider implements Provider {
     this.#appId = settings.appId;
     this.takesSampleUrls = settings.appId !== undefined;
     this.#allowPrivateSamples = options.allowPrivateSamples ?? false;
-    this.#database = database;
+    this.#webhook = { appSecret: settings.appSecret, verifyToken: settings.verifyToken };
     this.#logger = logger.child({ provider: 'whatsapp' });
     // At start, so an operator hears of Meta's retirement of the version months before it happens.
     const warning = graphVersionWarning(settings.apiVersion, (options.now ?? Date.now)());
@@ -109,8 +114,10 @@ export class WhatsAppProvider implements Provider {
   }
 
   checkAccount(query: AccountQuery): Promise<AccountCheck> {
-    return checkAccount(this.#client, query);
+    return checkAccount(this.#client, { ...query, credentials: whatsappCredentials(query.credentials) });
   }
+
+  readonly inboundRoutes = (app: FastifyInstance, inbox: ProviderInbox) => whatsappWebhookRoutes(app, this.#webhook, inbox);
 
   async sendMessage(message: MessageSubmission): Promise<SendOutcome> {
     // Nothing awaited before the request: a send goes out in the pacing window it was granted.
@@ -118,11 +125,12 @@ export class WhatsAppProvider implements Provider {
     const policy = message.productPolicy;
     const route: SendRoute = policy === undefined ? 'cloud_api' : 'marketing_messages';
     const payload = addressed(sendMessagePayload(message, codeButton));
+    const { phoneNumberId, accessToken } = whatsappCredentials(message.credentials);
     const result = await this.#client.call<SendMessageResponse>({
       method: 'POST',
       // The Marketing Messages API takes Cloud API's payload, plus the product policy.
-      path: `/${encodeURIComponent(message.credentials.phoneNumberId)}/${policy === undefined ? 'messages' : 'marketing_messages'}`,
-      accessToken: message.credentials.accessToken,
+      path: `/${encodeURIComponent(phoneNumberId)}/${policy === undefined ? 'messages' : 'marketing_messages'}`,
+      accessToken,
       body: policy === undefined ? payload : { ...payload, product_policy: policy },
     });
     if (!result.ok) return classifyGraphFailure(result.failure);
@@ -158,7 +166,7 @@ export class WhatsAppProvider implements Provider {
       const found = await this.#client.call<GraphTemplate>({
         method: 'GET',
         path: `/${encodeURIComponent(template.providerTemplateId)}`,
-        accessToken: credentials.accessToken,
+        accessToken: whatsappCredentials(credentials).accessToken,
         query: { fields: TEMPLATE_FIELDS },
       });
       if (found.ok) return templateCheckOf(found.body ?? {}, REVIEW_RECHECK_MS);
@@ -176,16 +184,14 @@ export class WhatsAppProvider implements Provider {
           providerStatus: 'REJECTED',
         };
       }
-      await recordProviderTemplateId(this.#database.db, template.templateId, existing.id);
-      return templateCheckOf(existing, REVIEW_RECHECK_MS);
+      return { ...templateCheckOf(existing, REVIEW_RECHECK_MS), providerTemplateId: existing.id };
     }
     if (template.providerTemplateId !== null) {
       return { status: 'REJECTED', reason: 'The template no longer exists at WhatsApp.', providerStatus: 'DELETED' };
     }
     const created = await this.#createTemplate(businessAccountId, template);
     if (created.ok && typeof created.body?.id === 'string') {
-      await recordProviderTemplateId(this.#database.db, template.templateId, created.body.id);
-      return templateCheckOf(created.body, FIRST_REVIEW_CHECK_MS);
+      return { ...templateCheckOf(created.body, FIRST_REVIEW_CHECK_MS), providerTemplateId: created.body.id };
     }
     if (!created.ok) {
       const failure = classifyGraphFailure(created.failure);
@@ -218,7 +224,7 @@ export class WhatsAppProvider implements Provider {
     const deleted = await this.#client.call<{ success?: boolean }>({
       method: 'DELETE',
       path: `/${encodeURIComponent(businessAccountId)}/message_templates`,
-      accessToken: credentials.accessToken,
+      accessToken: whatsappCredentials(credentials).accessToken,
       query: { hsm_id: providerTemplateId, name: template.name },
     });
     if (deleted.ok) return { kind: 'deleted' };
@@ -264,7 +270,7 @@ export class WhatsAppProvider implements Provider {
       const message = `The ${media.format} sample at ${url} cannot be used: ${error.message}.`;
       return { ok: false, failure: { kind: 'http', status: 400, error: { code: 100, message, error_user_title: 'Media sample unavailable', error_user_msg: message }, retryAfterMs: undefined } };
     }
-    const { accessToken } = template.credentials!;
+    const accessToken = whatsappCredentials(template.credentials!).accessToken;
     const session = await this.#client.call<{ id?: string }>({
       method: 'POST',
       path: `/${encodeURIComponent(this.#appId)}/uploads`,
@@ -297,7 +303,7 @@ export class WhatsAppProvider implements Provider {
     const result = await this.#client.call<GraphTemplate>({
       method: 'POST',
       path: `/${encodeURIComponent(businessAccountId)}/message_templates`,
-      accessToken: template.credentials!.accessToken,
+      accessToken: whatsappCredentials(template.credentials!).accessToken,
       body: createTemplatePayload(template, sample.body),
     });
     if (!result.ok) {
@@ -311,7 +317,7 @@ export class WhatsAppProvider implements Provider {
       await this.#client.call<{ data?: GraphTemplate[] }>({
         method: 'GET',
         path: `/${encodeURIComponent(businessAccountId)}/message_templates`,
-        accessToken: template.credentials!.accessToken,
+        accessToken: whatsappCredentials(template.credentials!).accessToken,
         query: { name: template.name, fields: TEMPLATE_FIELDS, limit: '100' },
       }),
       'template lookup failed',

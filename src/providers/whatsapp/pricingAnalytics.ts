@@ -1,6 +1,7 @@
 import type { PricingAnalyticsPoint, PricingAnalyticsQuery, PricingAnalyticsResult } from '../provider.ts';
 import type { GraphClient } from './client.ts';
 import { graphFailureError, isGraphOutage } from './errors.ts';
+import { whatsappCredentials } from './credentials.ts';
 
 // Meta's own totals of what a WABA was charged (analytics docs, "Pricing analytics"):
 // GET /{waba-id}?fields=pricing_analytics.start(S).end(E).granularity(DAILY).dimensions(…),
@@ -66,7 +67,7 @@ export async function pricingAnalytics(client: GraphClient, query: PricingAnalyt
         error: { code: 'too_many_pages', title: 'Answer too long', message: `pricing_analytics ran past ${MAX_PAGES} pages; the days were not compared.` },
       };
     }
-    const answer = await client.call<GraphPricingAnalytics>({ method: 'GET', path: page.path, accessToken: query.credentials.accessToken, query: page.query });
+    const answer = await client.call<GraphPricingAnalytics>({ method: 'GET', path: page.path, accessToken: whatsappCredentials(query.credentials).accessToken, query: page.query });
     if (!answer.ok) return { kind: isGraphOutage(answer.failure) ? 'unavailable' : 'refused', error: graphFailureError(answer.failure) };
     // The first page nests the list under the field; a followed link answers with the list itself.
     const list: GraphPage = answer.body?.pricing_analytics ?? answer.body ?? {};

@@ -1,19 +1,17 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { projectsSendingFrom } from '../../db/projects.ts';
-import { makeBusinessAccountDue } from '../../db/providerAccounts.ts';
-import { findTemplatesForProviderReport } from '../../db/templates.ts';
-import { recordInboundMessage, recordMarketingPreference, recordUserIdChange } from '../../messages/recordReply.ts';
-import { inboundReportsOf } from '../../providers/whatsapp/inboundMessages.ts';
-import { hasValidSignature, reportsOf } from '../../providers/whatsapp/webhook.ts';
-import type { HttpContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
+import type { Config } from '../../config.ts';
+import { ApiError } from '../../http/errors.ts';
+import type { ProviderInbox } from '../provider.ts';
+import { inboundReportsOf } from './inboundMessages.ts';
+import { hasValidSignature, reportsOf } from './webhook.ts';
 
 // Meta's webhook for the WhatsApp Cloud API (CONTRACT §7): the verification handshake, and the
 // signed notifications of message statuses, template statuses and category changes, number
 // throughput changes and volume pricing tiers. Meta authenticates with the app secret's signature, not an API key. One
 // Meta app may serve other WABAs and deployments too: what names no project's number or account
-// here is acknowledged and ignored.
+// here is acknowledged and ignored. The provider's inbound routes: the HTTP server registers them
+// in a scope of their own, with svc's inbox (messages/providerInbox.ts) for every lookup and record.
 
 const PATH = '/v1/providers/whatsapp/webhook';
 const TAG = 'Provider webhooks';
@@ -33,10 +31,11 @@ function first(value: unknown): string | undefined {
   return typeof single === 'string' ? single : undefined;
 }
 
-export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
-  if (ctx.config.provider !== 'whatsapp') return;
-  const { appSecret, verifyToken } = ctx.config.whatsapp;
-
+export async function whatsappWebhookRoutes(
+  app: FastifyInstance,
+  { appSecret, verifyToken }: Pick<Config['whatsapp'], 'appSecret' | 'verifyToken'>,
+  inbox: ProviderInbox,
+): Promise<void> {
   // The signature covers the exact bytes Meta sent: keep them, parse only once they are trusted.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) => {
@@ -96,24 +95,22 @@ export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpConte
         throw new ApiError('invalid_json', 'The body is not valid JSON.');
       }
       const { messages, templates, categories, accountChanges, volumeTiers } = reportsOf(payload);
-      const { db } = ctx.database;
-      const owners = await projectsSendingFrom(db, [...new Set(messages.map((report) => report.phoneNumberId).filter((id) => id !== undefined))]);
+      const ours = await inbox.sendersHere(messages.map((report) => report.phoneNumberId).filter((id) => id !== undefined));
       let missing = 0;
       for (const report of messages) {
         // Every status names its sending number; applying checks it against the message's project.
         if (report.phoneNumberId === undefined) continue;
-        const result = await ctx.inbound(report);
+        const result = await inbox.report(report);
         // Of a project's number here, naming an svc message not found yet: worth Meta's retry. Of
         // a number no project has here (another app's or deployment's): acknowledged.
-        const ours = owners.has(report.phoneNumberId);
-        if (result === 'unknown' && ours && report.messageId !== undefined && SVC_MESSAGE_ID.test(report.messageId)) missing++;
+        if (result === 'unknown' && ours.has(report.phoneNumberId) && report.messageId !== undefined && SVC_MESSAGE_ID.test(report.messageId)) missing++;
       }
       // Unknown template ids are left to the review worker, which polls every PENDING template.
       for (const update of templates) {
-        for (const template of await findTemplatesForProviderReport(db, update.providerTemplateId, update.businessAccountId)) {
-          await ctx.inbound({
+        for (const templateId of await inbox.templatesNamed(update.providerTemplateId, update.businessAccountId)) {
+          await inbox.report({
             kind: 'template',
-            templateId: template.id,
+            templateId,
             ...(update.status !== undefined && { status: update.status }),
             providerStatus: update.providerStatus,
             ...(update.reason !== undefined && { reason: update.reason }),
@@ -122,10 +119,10 @@ export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpConte
         }
       }
       for (const update of categories) {
-        for (const template of await findTemplatesForProviderReport(db, update.providerTemplateId, update.businessAccountId)) {
-          await ctx.inbound({
+        for (const templateId of await inbox.templatesNamed(update.providerTemplateId, update.businessAccountId)) {
+          await inbox.report({
             kind: 'template_category',
-            templateId: template.id,
+            templateId,
             category: update.category,
             ...(update.upcoming && { upcoming: update.upcoming }),
             occurredAt: update.occurredAt,
@@ -133,21 +130,14 @@ export async function whatsappWebhookRoutes(app: FastifyInstance, ctx: HttpConte
         }
       }
       // Volume tiers a WABA reached: its later deliveries are priced at them (costs/volumeTiers.ts).
-      for (const update of volumeTiers) await ctx.inbound({ kind: 'volume_tier', ...update });
-      // A number's throughput changed (THROUGHPUT_UPGRADE…): its accounts are checked again at once,
-      // by whichever worker process is listening, and the dispatcher's pace follows the new tier.
-      let accountsDue = 0;
-      for (const businessAccountId of new Set(accountChanges)) accountsDue += await makeBusinessAccountDue(db, businessAccountId, Date.now());
-      if (accountsDue > 0) {
-        await ctx.notifier.notifyInTransaction(db, 'accounts');
-        ctx.notifier.wakeLocal('accounts');
-      }
+      for (const update of volumeTiers) await inbox.report({ kind: 'volume_tier', ...update });
+      // A number's throughput changed (THROUGHPUT_UPGRADE…): its accounts are checked again at once.
+      await inbox.accountChanged(accountChanges);
       // Recipients' messages (replies, opt-out keywords) and marketing preferences (CONTRACT §9).
       const inbound = inboundReportsOf(payload);
-      const deps = { database: ctx.database, notifier: ctx.notifier };
-      for (const message of inbound.messages) await recordInboundMessage(deps, message);
-      for (const preference of inbound.preferences) await recordMarketingPreference(deps, preference);
-      for (const change of inbound.userIdChanges) await recordUserIdChange(deps, change);
+      for (const message of inbound.messages) await inbox.inboundMessage(message);
+      for (const preference of inbound.preferences) await inbox.marketingPreference(preference);
+      for (const change of inbound.userIdChanges) await inbox.userIdChange(change);
       if (missing > 0) {
         request.log.warn({ missing }, 'WhatsApp statuses for messages not found; Meta will send them again');
         throw new ApiError('unavailable', 'Some statuses name messages that cannot be found yet; send them again later.');
