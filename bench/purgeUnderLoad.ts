@@ -2,13 +2,13 @@
 // purges a day of finished messages (each with 3 status events, 3 delivered webhooks with their
 // payloads and attempts, and a sandbox record), against the same load without a purge.
 //
-//   node bench/purgeUnderLoad.ts [--kinds sqlite,postgres] [--messages 50000] [--seconds 10] [--runs 1]
+//   node bench/purgeUnderLoad.ts [--kinds sqlite,postgres] [--messages 50000] [--seconds 10] [--runs 1] [--svc-dir PATH]
 //
 // svc runs as users run it (role all, its own process). The day is written in plain SQL, dated two
 // days back; the "during" svc has SVC_RETENTION_MESSAGES=1d, and the load starts once its purge
 // run holds the lease (retention_state.holder), so the load and the purge overlap from the start;
 // the same process is measured again once the purge is done.
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BenchDatabase, countWhere, type DatabaseKind, dropBenchDatabases, freshDatabase } from './databases.ts';
 import { runLoad } from './load.ts';
@@ -16,12 +16,12 @@ import { sleep, stopAll, waitUntil } from './processes.ts';
 import { createSender, startSvc } from './svc.ts';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
-const svcDir = join(benchDir, '..');
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
   const at = args.indexOf(`--${name}`);
   return at >= 0 ? args[at + 1]! : fallback;
 };
+const svcDir = resolve(option('svc-dir', join(benchDir, '..')));
 const postgresUrl = process.env.SVC_TEST_POSTGRES_URL;
 const kinds = option('kinds', postgresUrl ? 'sqlite,postgres' : 'sqlite').split(',') as DatabaseKind[];
 const MESSAGES = Number(option('messages', '50000'));

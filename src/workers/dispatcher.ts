@@ -15,6 +15,7 @@ import { WorkerHeartbeat } from './heartbeat.ts';
 import type { WorkerDeps } from './deps.ts';
 import { type SendRateGate, WINDOW_MS, windowBudget, windowStartOf } from './sendRate.ts';
 import { type HeldMessage, SendLane } from './sendLane.ts';
+import { SUBMISSION_LIMIT_DEFAULTS, SubmissionLimit } from './submissionLimit.ts';
 
 // The dispatcher: a continuous pipeline from the messages table to the provider.
 //
@@ -27,7 +28,12 @@ import { type HeldMessage, SendLane } from './sendLane.ts';
 // - Each number's lane is paced to its own throughput in 100 ms windows (sendRate.ts, shared by
 //   every process on PostgreSQL). A granted message is submitted at once; nothing waits for
 //   anything else: a slow or hanging call holds only its own slot.
-// - Each answer is recorded as soon as it arrives, group-committed with the others.
+// - Lanes take the free slots in turn: the lane of a project that just got work first, then the
+//   others, each going to the back once it has sent. Slots promised to a reservation on its way
+//   count as taken, so the process never has more going than its limit.
+// - Each answer is recorded as soon as it arrives, group-committed with the others. How many
+//   submissions go at once follows how fast outcomes are recorded (submissionLimit.ts), so no
+//   submission waits long behind others for the writer.
 // - Every held message (waiting or in flight) keeps its lease renewed until its outcome is
 //   committed; a worker that dies loses its leases and another worker takes the messages over.
 // - An outcome the database cannot take (it is away) is kept in memory and committed when it is
@@ -49,8 +55,10 @@ const INTERNAL: ProviderError = {
 const UNCONFIGURED = '';
 
 export interface DispatcherOptions {
-  /** Submissions in flight at once in this process, over all numbers. */
+  /** Submissions in flight at once in this process, over all numbers (at most: see submissionLimit.ts). */
   maxInFlight: number;
+  /** How the in-flight limit follows the time outcomes wait to be recorded (tests shorten it). */
+  submissionLimit?: Partial<typeof SUBMISSION_LIMIT_DEFAULTS>;
   /** Outcomes kept in memory while the database cannot take them (default 100,000). */
   maxDeferredOutcomes?: number;
   /** How far ahead a lane is filled, in time at its number's pace. */
@@ -80,6 +88,8 @@ const ERROR_BACKOFF_MS = 1000;
 const SWEEP_PAGE = 500;
 /** Projects considered per claim, in rotation order. */
 const PROJECTS_PER_CLAIM = 1000;
+/** Newcomers are claimed even when the process holds its most waiting messages, up to this share more. */
+const NEWCOMER_RESERVE = 0.1;
 
 export class Dispatcher {
   readonly #deps: WorkerDeps;
@@ -100,7 +110,15 @@ export class Dispatcher {
   readonly #metrics: ReturnType<typeof dispatchMetrics>;
   readonly #heartbeat: WorkerHeartbeat;
   readonly #rotation: ProjectRotation;
+  readonly #limit: SubmissionLimit;
+  /** Lanes with waiting messages, in the order they take free slots: newcomers' lanes, then the rest. */
+  readonly #firstTurns = new Map<SendLane, true>();
+  readonly #turns = new Map<SendLane, true>();
   #inFlight = 0;
+  /** Answered, outcome not yet committed. */
+  #recording = 0;
+  /** Slots promised to reservations on their way to the gate. */
+  #reserved = 0;
   #waiting = 0;
   #pumpQueued = false;
   #running = false;
@@ -127,6 +145,7 @@ export class Dispatcher {
     this.#maxWaiting = options.maxWaiting ?? 10_000;
     this.#leaseMs = options.leaseMs ?? deps.provider.submissionTimeoutMs + 5000;
     this.#pollMs = options.pollMs ?? 1000;
+    this.#limit = new SubmissionLimit({ ...SUBMISSION_LIMIT_DEFAULTS, ...options.submissionLimit, max: options.maxInFlight });
     this.#deferred = new DeferredOutcomes({
       limit: options.maxDeferredOutcomes ?? 100_000,
       record: (message, outcome) => this.#recorder.record(message, outcome),
@@ -148,6 +167,11 @@ export class Dispatcher {
 
   get waiting(): number {
     return this.#waiting;
+  }
+
+  /** The most submissions going at once now (started, outcome not yet committed). */
+  get submissionLimit(): number {
+    return this.#limit.value;
   }
 
   start(): void {
@@ -235,9 +259,14 @@ export class Dispatcher {
     const senders = new Map<string, { lane: SendLane; credentials: ProviderCredentials | undefined; marketing: MarketingMessagesMode }>();
     const quotas = new Map<string, number>();
     let room = this.#maxWaiting - this.#waiting;
-    // In the rotation's order: projects left out for lack of room keep their place for the next claim.
+    // A project that just got work is claimed even when the process holds its most, from a
+    // reserve: else its first message waits for the next claim after room frees up.
+    let reserve = Math.ceil(this.#maxWaiting * NEWCOMER_RESERVE);
+    const newcomers = new Set<string>();
+    // In the rotation's order (newcomers first): projects left out for lack of room keep their place for the next claim.
     for (const projectId of projectIds) {
-      if (room <= 0) break;
+      const newcomer = this.#rotation.isNewcomer(projectId);
+      if (room <= 0 && !(newcomer && reserve > 0)) break;
       const project = found.get(projectId);
       if (project === undefined) {
         this.#rotation.served(projectId, false); // erased meanwhile
@@ -247,14 +276,17 @@ export class Dispatcher {
       const lane = credentials
         ? this.#lane(credentials.sender, sendPaceOf(project.provider_messages_per_second, config))
         : this.#lane(UNCONFIGURED, Number.POSITIVE_INFINITY);
-      const quota = Math.min(this.#targetOf(lane) - lane.size, room);
+      const fromReserve = room <= 0;
+      const quota = Math.min(this.#targetOf(lane) - lane.size, fromReserve ? reserve : room);
       if (quota <= 0) {
         this.#rotation.served(project.id, true); // its number's lane is full: its turn is over
         continue;
       }
       quotas.set(project.id, quota);
       senders.set(project.id, { lane, credentials, marketing: marketingMessagesModeOf(project.marketing_messages) });
-      room -= quota;
+      if (newcomer) newcomers.add(project.id);
+      if (fromReserve) reserve -= quota;
+      else room -= quota;
     }
     if (quotas.size === 0) return;
     const leaseEnd = now + this.#leaseMs;
@@ -284,9 +316,16 @@ export class Dispatcher {
       const backlogged = (claimedPerProject.get(projectId) ?? 0) >= quotas.get(projectId)!;
       lane.backlogged = backlogged;
       this.#rotation.served(projectId, backlogged);
+      if (lane.size === 0) continue;
+      if (newcomers.has(projectId)) {
+        this.#turns.delete(lane);
+        this.#firstTurns.set(lane, true);
+      } else if (!this.#firstTurns.has(lane) && !this.#turns.has(lane)) {
+        this.#turns.set(lane, true);
+      }
     }
     if (!this.#running) return;
-    for (const { lane } of senders.values()) this.#pump(lane);
+    this.#pumpAll();
   }
 
   /**
@@ -345,13 +384,25 @@ export class Dispatcher {
     return Math.max(1, Math.min(this.#claimLimit, Math.ceil((lane.maxPerSecond * this.#lookaheadMs) / 1000)));
   }
 
+  /** Slots free for new submissions: under the ceiling and the limit, less those promised to reservations. */
+  #room(): number {
+    const going = this.#inFlight + this.#recording;
+    return Math.min(this.#maxInFlight - this.#inFlight, this.#limit.value - going) - this.#reserved;
+  }
+
   /** Starts as many of the lane's messages as its number's window and the free slots allow. */
   #pump(lane: SendLane): void {
-    if (!this.#running || lane.reserving || lane.size === 0) return;
-    const room = this.#maxInFlight - this.#inFlight;
+    if (!this.#running || lane.reserving) return;
+    if (lane.size === 0) {
+      this.#firstTurns.delete(lane);
+      this.#turns.delete(lane);
+      return;
+    }
+    const room = this.#room();
     if (room <= 0) return; // a slot freeing up pumps again
     if (lane.phoneNumberId === UNCONFIGURED) {
       this.#submitAll(lane, lane.take(room));
+      this.#tookTurn(lane);
       return;
     }
     const now = Date.now();
@@ -366,24 +417,37 @@ export class Dispatcher {
     }
     const wanted = Math.min(lane.size, room);
     lane.reserving = true;
+    this.#reserved += wanted;
     this.#gate.reserve(lane.phoneNumberId, wanted, lane.maxPerSecond, now).then(
       (granted) => {
         lane.reserving = false;
+        this.#reserved -= wanted;
         if (Date.now() > window + WINDOW_MS - SEND_GUARD_MS) {
           // Too late to send inside the window: the grant lapses, and the lane tries the next one.
           lane.exhausted = true;
         } else {
           if (granted < wanted) lane.exhausted = true;
           this.#submitAll(lane, lane.take(granted));
+          if (granted > 0) this.#tookTurn(lane);
         }
         if (lane.size > 0) this.#pump(lane);
+        // Slots promised and not used go to the lanes after it.
+        if (granted < wanted) this.#pumpSoon();
       },
       (error: unknown) => {
         lane.reserving = false;
+        this.#reserved -= wanted;
         this.#deps.logger.error({ err: error }, 'send pacing failed; retrying');
         setTimeout(() => this.#pump(lane), ERROR_BACKOFF_MS).unref();
       },
     );
+  }
+
+  /** The lane has sent: to the back of the turns (or out of them, if it has nothing left). */
+  #tookTurn(lane: SendLane): void {
+    this.#firstTurns.delete(lane);
+    this.#turns.delete(lane);
+    if (lane.size > 0) this.#turns.set(lane, true);
   }
 
   /** Wakes every waiting lane at the start of the next window. */
@@ -399,8 +463,24 @@ export class Dispatcher {
     );
   }
 
+  /** Offers the free slots to the lanes in turn, until none is left. */
   #pumpAll(): void {
-    for (const lane of this.#lanes.values()) if (lane.size > 0) this.#pump(lane);
+    for (const turns of [this.#firstTurns, this.#turns]) {
+      for (const lane of [...turns.keys()]) {
+        if (this.#room() <= 0) return;
+        this.#pump(lane);
+      }
+    }
+  }
+
+  /** Pumps once for all the slots freed in this turn of the event loop. */
+  #pumpSoon(): void {
+    if (!this.#running || this.#pumpQueued) return;
+    this.#pumpQueued = true;
+    setImmediate(() => {
+      this.#pumpQueued = false;
+      this.#pumpAll();
+    });
   }
 
   #submitAll(lane: SendLane, batch: HeldMessage[]): void {
@@ -439,17 +519,13 @@ export class Dispatcher {
       outcome = await this.#send(held);
     } finally {
       this.#inFlight--;
+      this.#recording++;
       // A slot is free: whichever lane waits for one may go (once for all the answers of a turn).
-      if (this.#running && !this.#pumpQueued) {
-        this.#pumpQueued = true;
-        setImmediate(() => {
-          this.#pumpQueued = false;
-          this.#pumpAll();
-        });
-      }
+      this.#pumpSoon();
     }
+    const answered = performance.now();
     this.#metrics.submissions.inc({ outcome: outcome.kind });
-    this.#metrics.latency.observe({ outcome: outcome.kind }, (performance.now() - started) / 1000);
+    this.#metrics.latency.observe({ outcome: outcome.kind }, (answered - started) / 1000);
     try {
       await this.#recorder.record(held.message, outcome);
     } catch (error) {
@@ -457,6 +533,10 @@ export class Dispatcher {
       if (this.#deferred.keep(held.message, outcome)) return;
       // No room left: the lease runs out and the message is sent again: at least once, never lost.
       this.#deps.logger.error({ err: error, messageId: held.message.id }, 'recording a send outcome failed');
+    } finally {
+      this.#recording--;
+      this.#limit.recorded(performance.now() - answered, Date.now());
+      this.#pumpSoon();
     }
     if (this.#held.get(held.message.id) === held) this.#held.delete(held.message.id);
   }
@@ -573,6 +653,14 @@ function dispatchMetrics(registry: Registry, dispatcher: Dispatcher, deferred: D
     registers,
     collect() {
       this.set(dispatcher.inFlight);
+    },
+  });
+  new Gauge({
+    name: 'svc_dispatch_submission_limit',
+    help: 'The most submissions this process keeps going at once now: lower while outcomes wait to be recorded.',
+    registers,
+    collect() {
+      this.set(dispatcher.submissionLimit);
     },
   });
   new Gauge({

@@ -60,6 +60,11 @@ export class ProjectRotation {
     }
   }
 
+  /** Whether the project just got work and has not been served since (it goes first, here and in the lanes). */
+  isNewcomer(projectId: string): boolean {
+    return this.#newcomers.has(projectId);
+  }
+
   /** Whether the project waits in the rotation already (served, or found and not yet served). */
   #known(projectId: string): boolean {
     return this.#rotation.has(projectId) || this.#unserved.has(projectId);

@@ -232,7 +232,7 @@ const LEASE_MS = 60_000;
 /** Steps per turn of the worker loop: a turn stays short, and the loop runs the next one at once. */
 const STEPS_PER_TURN = 20;
 /** The pause after a step, in multiples of the step's time (measured: bench/README.md). */
-const PAUSE_FACTOR = 4;
+const PAUSE_FACTOR = 6;
 /** How often a process asks whether a run is due when another process did the last one. */
 const CHECK_EVERY_MS = 60_000;
 
@@ -291,8 +291,8 @@ export function createRetentionJob(deps: WorkerDeps): Job {
         run.steps++;
         run.totals = totalPurged([{ deleted: run.totals }, next.value]);
         for (const [kind, count] of Object.entries(next.value.deleted)) if (count > 0) purged.inc({ kind }, count);
-        // Between steps the database is the service's, four times as long as the step held it:
-        // the purge takes at most a fifth of the writer (SQLite's one, and this process's
+        // Between steps the database is the service's, six times as long as the step held it:
+        // the purge takes at most a seventh of the writer (SQLite's one, and this process's
         // event loop) and never a long stretch of it.
         await sleep(Math.max(1, PAUSE_FACTOR * (performance.now() - stepStartedAt)));
       }

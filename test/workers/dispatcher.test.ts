@@ -67,6 +67,29 @@ class ScriptedProvider implements Provider {
   async stop(): Promise<void> {}
 }
 
+/** A provider that answers each call only when told to, one at a time, oldest first; counts how many wait at once. */
+class GatedProvider extends ScriptedProvider {
+  #waiting: (() => void)[] = [];
+  mostAtOnce = 0;
+
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  override async sendMessage(message: MessageSubmission): Promise<SendOutcome> {
+    this.calls.push({ messageId: message.messageId, phoneNumberId: message.credentials.phoneNumberId, at: Date.now() });
+    await new Promise<void>((resolve) => {
+      this.#waiting.push(resolve);
+      this.mostAtOnce = Math.max(this.mostAtOnce, this.#waiting.length);
+    });
+    return { kind: 'accepted', providerMessageId: `wamid.${message.messageId}` };
+  }
+
+  answerOne(): void {
+    this.#waiting.shift()?.();
+  }
+}
+
 for (const kind of databaseKinds()) {
   describe(`dispatcher (${kind})`, () => {
     let testDb: TestDatabase;
@@ -197,6 +220,47 @@ for (const kind of databaseKinds()) {
       await dispatcher.stop();
       await database.db.deleteFrom('messages').where('project_id', '=', busy).execute();
     });
+
+    it('keeps to its in-flight limit however many numbers have messages waiting', async () => {
+      const provider = new GatedProvider();
+      const ids: string[] = [];
+      for (let n = 0; n < 20; n++) ids.push(...(await queue(await project(String(5_000_000 + n)), 2)));
+      const dispatcher = startDispatcher(provider, { maxInFlight: 3 });
+      // Each answer frees one slot: whatever the order, never more than 3 submissions wait at once.
+      while (provider.calls.length < ids.length || provider.waiting > 0) {
+        await until('a submission', () => provider.waiting > 0);
+        provider.answerOne();
+      }
+      for (const id of ids) await until(`message ${id} SENT`, async () => (await statusOf(id)) === 'SENT');
+      assert.equal(provider.calls.length, ids.length, 'each sent once');
+      assert.ok(provider.mostAtOnce <= 3, `at most 3 in flight (saw ${provider.mostAtOnce})`);
+      await dispatcher.stop();
+    });
+
+    it('a project that just got work takes the next free slot before the numbers already waiting', async () => {
+      const provider = new GatedProvider();
+      for (let n = 0; n < 10; n++) await queue(await project(String(6_000_000 + n)), 5);
+      const dispatcher = startDispatcher(provider, { maxInFlight: 2 });
+      await until('both slots taken', () => provider.waiting === 2);
+      const newcomer = await project('6000100');
+      const [first] = await queue(newcomer, 1);
+      dispatcher.wake([newcomer]);
+      await until('the newcomer claimed, beside the 48 waiting', () => dispatcher.waiting === 49);
+      const callsBefore = provider.calls.length;
+      provider.answerOne();
+      await until('the freed slot used', () => provider.calls.length > callsBefore);
+      assert.equal(provider.calls[callsBefore]!.messageId, first, 'the newcomer went first, ahead of 48 waiting messages');
+      while (provider.waiting > 0 || (await countQueuedAll()) > 0) {
+        if (provider.waiting > 0) provider.answerOne();
+        else await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await dispatcher.stop();
+    });
+
+    async function countQueuedAll(): Promise<number> {
+      const rows = await database.db.selectFrom('messages').select('id').where('status', '=', 'QUEUED').execute();
+      return rows.length;
+    }
 
     it('renews the lease of a submission that outlasts it, so no other worker takes the message', async () => {
       const provider = new ScriptedProvider();
