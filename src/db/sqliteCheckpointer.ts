@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 
 /** The thread: its own connection, which copies the WAL into the file and syncs both (synchronous = FULL). */
@@ -31,6 +32,8 @@ const CHECKPOINT_AFTER_MS = 500;
  * while the writer is held, so that it ends fully copied and the next commit starts it over.
  */
 const RESTART_AT_FRAMES = 1000;
+/** A WAL frame: a 4 KiB page (SQLite's default) and its header. */
+const PAGE_BYTES = 4096 + 24;
 
 /**
  * Checkpoints an SQLite file in a worker thread, so that copying the WAL into the database file
@@ -60,6 +63,12 @@ export class SqliteCheckpointer {
   written(): void {
     if (this.#timer !== undefined || this.#closed) return;
     this.#timer = setTimeout(() => {
+      // No thread for a short WAL (a test's, a quiet service's): SQLite's own auto-checkpoint
+      // waits for as many pages, and the last connection to close checkpoints what is left.
+      if (this.#worker === undefined && this.#walBytes() < RESTART_AT_FRAMES * PAGE_BYTES) {
+        this.#timer = undefined;
+        return;
+      }
       this.#running = this.#cycle().finally(() => {
         this.#running = undefined;
         this.#timer = undefined;
@@ -84,6 +93,14 @@ export class SqliteCheckpointer {
     const exited = new Promise((resolve) => worker.once('exit', resolve));
     worker.postMessage('close');
     await exited;
+  }
+
+  #walBytes(): number {
+    try {
+      return statSync(`${this.#path}-wal`).size;
+    } catch {
+      return 0;
+    }
   }
 
   async #cycle(): Promise<void> {
