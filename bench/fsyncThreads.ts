@@ -27,7 +27,6 @@ const url = await new Promise<string>((resolveUrl, reject) => {
   let buffered = '';
   child.stdout.on('data', (chunk: Buffer) => {
     buffered += chunk.toString();
-    if (process.env.DEBUG_FSYNC) process.stderr.write(chunk);
     const started = buffered.split('\n').find((line) => line.includes('"msg":"svc started"'));
     const match = started === undefined ? null : /"url":"(http:\/\/[^"]+)"/.exec(started);
     if (match) resolveUrl(match[1]!);
