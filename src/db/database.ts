@@ -3,9 +3,6 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { Tables } from './tables.ts';
 import { openSqlite } from './sqlite.ts';
-import { SqliteCheckpointer } from './sqliteCheckpointer.ts';
-import { SyncedSqliteDialect } from './sqliteDriver.ts';
-import { WalSync } from './walSync.ts';
 import { storableParameters } from './storableText.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -27,8 +24,9 @@ export interface Database {
   /**
    * Runs a worker's writes (one transaction, or statements) on `db` without a disk sync at each
    * commit, for records that are redone if lost: a worker's claims and outcomes, never a 202's
-   * message. PostgreSQL: where the work asks for it (synchronous_commit). SQLite: work runs as it
-   * is — its syncs are off the event loop already (WalSync), and shared by every commit waiting.
+   * message. With SQLite, whose syncs block the one thread that also answers requests, they are
+   * synced by the next synced commit or within a second (NodeSqliteDatabase.withoutSync); with
+   * PostgreSQL, work runs as it is.
    */
   withoutSync<T>(work: (db: Db) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -70,43 +68,29 @@ export function sqlitePathOf(url: string): string | undefined {
   return url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
 }
 
-/**
- * SQLite: a writer connection, a reader (WAL: reads while the writer holds a transaction), the
- * WAL synced off the event loop before any answer (WalSync) and checkpointed in a thread of its
- * own (SqliteCheckpointer).
- */
-function openSqliteDatabase(sqlitePath: string): Database {
-  if (sqlitePath === ':memory:') {
-    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: openSqlite(sqlitePath) }) });
-    return { db, reader: db, dialect: 'sqlite', sqlitePath, pool: undefined, withoutSync: (work) => work(db), close: () => db.destroy() };
-  }
-  const sync = new WalSync(sqlitePath);
-  // Commits come only once the Kysely below exists, so the checkpointer is there by the first.
-  const writer = openSqlite(sqlitePath, { sync, written: () => checkpointer.written() });
-  const db = new Kysely<Tables>({ dialect: new SyncedSqliteDialect(writer) });
-  const checkpointer = new SqliteCheckpointer(sqlitePath, (work) => db.connection().execute(() => work()));
-  const reader = new Kysely<Tables>({ dialect: new SyncedSqliteDialect(openSqlite(sqlitePath, { sync })) });
-  return {
-    db,
-    reader,
-    dialect: 'sqlite',
-    sqlitePath,
-    pool: undefined,
-    // Nothing to relax: no commit syncs on the event loop, and what a worker claims is synced
-    // before it acts on it (the driver), like every other use.
-    withoutSync: (work) => work(db),
-    close: async () => {
-      await checkpointer.close();
-      await reader.destroy();
-      await db.destroy();
-      await sync.close();
-    },
-  };
-}
-
 export function openDatabase(url: string, options: { poolSize: number }): Database {
   const sqlitePath = sqlitePathOf(url);
-  if (sqlitePath !== undefined) return openSqliteDatabase(sqlitePath);
+  if (sqlitePath !== undefined) {
+    const writer = openSqlite(sqlitePath);
+    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: writer }) });
+    const reader =
+      sqlitePath === ':memory:'
+        ? db
+        : new Kysely<Tables>({ dialect: new SqliteDialect({ database: openSqlite(sqlitePath) }) });
+    return {
+      db,
+      reader,
+      dialect: 'sqlite',
+      sqlitePath,
+      pool: undefined,
+      // Holding the connection (Kysely's lock) for the whole work: nothing else commits meanwhile.
+      withoutSync: (work) => db.connection().execute((connection) => writer.withoutSync(() => work(connection))),
+      close: async () => {
+        if (reader !== db) await reader.destroy();
+        await db.destroy();
+      },
+    };
+  }
   const postgres = require('pg') as typeof pg;
   const pool = new postgres.Pool({
     Client: storableTextClient(postgres),

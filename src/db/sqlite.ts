@@ -3,7 +3,6 @@ import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 import { storableText } from './storableText.ts';
-import type { WalSync } from './walSync.ts';
 
 type Parameter = null | number | bigint | string | Uint8Array;
 
@@ -22,42 +21,32 @@ function sqliteParameters(parameters: ReadonlyArray<unknown>): Parameter[] {
 
 const STATEMENT_CACHE_SIZE = 500;
 
-/** Statements that change nothing: no sync needed after them. */
-const READS_ONLY = /^\s*(select|begin|rollback|savepoint|release)\b/i;
+/** How long a commit made without syncing may stay unsynced when no synced commit follows. */
+const SYNC_WITHIN_MS = 1000;
 
 /**
  * Kysely's SqliteDialect over Node's built-in node:sqlite, with prepared statements reused: one
  * object per SQL text, made once (whether it returns rows is asked once, not per query).
  *
- * A 202 is a promise: nothing is answered before the writes it saw are on disk. SQLite commits
- * without syncing (synchronous = NORMAL, openSqlite) and `flushed()` — awaited by the driver each
- * time a use of the connection ends (sqliteDriver.ts) — waits for a sync of the WAL that covers
- * every commit this connection made or saw (WalSync: on libuv's thread pool, not the event loop).
+ * Commits are synced to disk (synchronous = FULL: a 202 is a promise), except inside
+ * withoutSync: see there.
  */
 export class NodeSqliteDatabase implements SqliteDatabase {
   readonly raw: DatabaseSync;
   readonly #statements = new Map<string, SqliteStatement>();
-  readonly #sync: WalSync | undefined;
-  readonly #written: (() => void) | undefined;
-  readonly #dataVersion: StatementSync;
-  /** The WalSync mark of this connection's last commit, or of the last change it saw. */
-  #mark = 0;
-  #seenVersion: number;
+  #syncing = true;
+  /** When the first commit not synced since the last synced one was made; undefined: none. */
+  #unsyncedSince: number | undefined;
+  #syncTimer: NodeJS.Timeout | undefined;
 
-  constructor(raw: DatabaseSync, options: { sync?: WalSync; written?: () => void } = {}) {
+  constructor(raw: DatabaseSync) {
     this.raw = raw;
-    this.#sync = options.sync;
-    this.#written = options.written;
-    this.#dataVersion = raw.prepare('PRAGMA data_version');
-    this.#seenVersion = this.#version();
   }
 
   prepare(sql: string): SqliteStatement {
     let statement = this.#statements.get(sql);
     if (statement === undefined) {
-      const stmt = this.raw.prepare(sql);
-      const reader = STEPPED.test(sql) || stmt.columns().length > 0;
-      statement = this.#sync === undefined || READS_ONLY.test(sql) ? wrap(stmt, reader) : this.#tracked(stmt, reader);
+      statement = sql === 'commit' ? this.#commit(wrap(this.raw.prepare(sql))) : wrap(this.raw.prepare(sql), STEPPED.test(sql));
       if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
         this.#statements.delete(this.#statements.keys().next().value!);
       }
@@ -67,55 +56,59 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   }
 
   /**
-   * Undefined when everything this connection wrote or read is on disk; else resolves once it is.
-   * Another connection's commits (this process's or another's) are seen through data_version,
-   * which changes whenever one commits: what a read may have returned is then synced too.
+   * Runs `work` with commits that are not synced to disk one by one (synchronous = NORMAL), for
+   * records a crash of the machine may lose because they are redone (a worker's claims and
+   * outcomes: at least once). The caller holds the connection (Kysely's lock), so no other
+   * transaction commits meanwhile. WAL keeps commits in order: the next synced commit — the next
+   * 202's — puts these on disk too; without one, a checkpoint does within SYNC_WITHIN_MS. A crash
+   * of the process loses nothing either way (the OS has the writes).
    */
-  flushed(): Promise<void> | undefined {
-    if (this.#sync === undefined || !this.raw.isOpen) return undefined;
-    const version = this.#version();
-    if (version !== this.#seenVersion) {
-      this.#seenVersion = version;
-      this.#mark = this.#sync.mark();
+  async withoutSync<T>(work: () => Promise<T>): Promise<T> {
+    this.raw.exec('PRAGMA synchronous = NORMAL');
+    this.#syncing = false;
+    try {
+      return await work();
+    } finally {
+      this.raw.exec('PRAGMA synchronous = FULL');
+      this.#syncing = true;
+      this.#unsyncedSince ??= Date.now();
+      this.#syncTimer ??= setTimeout(() => this.#sync(), SYNC_WITHIN_MS).unref();
     }
-    return this.#sync.synced(this.#mark);
   }
 
   close(): void {
+    clearTimeout(this.#syncTimer);
     this.#statements.clear();
-    if (this.raw.isOpen) this.raw.close();
+    if (this.raw.isOpen) {
+      if (this.#unsyncedSince !== undefined) this.raw.exec('PRAGMA wal_checkpoint(PASSIVE)');
+      this.raw.close();
+    }
   }
 
-  #version(): number {
-    return Number((this.#dataVersion.get() as { data_version: number }).data_version);
-  }
-
-  /** A write: once it has committed (now, or at the transaction's end), it needs a sync. */
-  #tracked(stmt: StatementSync, reader: boolean): SqliteStatement {
-    const plain = wrap(stmt, reader);
-    const committed = () => {
-      if (this.raw.isTransaction) return;
-      this.#mark = this.#sync!.mark();
-      this.#written?.();
-    };
+  /** A synced commit syncs every commit before it (the WAL is written in order). */
+  #commit(commit: SqliteStatement): SqliteStatement {
     return {
-      reader,
-      all: (parameters) => {
-        try {
-          return plain.all(parameters);
-        } finally {
-          committed();
-        }
-      },
+      ...commit,
       run: (parameters) => {
-        try {
-          return plain.run(parameters);
-        } finally {
-          committed();
-        }
+        const result = commit.run(parameters);
+        if (this.#syncing) this.#unsyncedSince = undefined;
+        return result;
       },
-      iterate: plain.iterate,
     };
+  }
+
+  #sync(): void {
+    this.#syncTimer = undefined;
+    if (this.#unsyncedSince === undefined || !this.raw.isOpen) return;
+    // A synced commit came since, but commits without one followed it: wait for the next one.
+    const wait = this.#unsyncedSince + SYNC_WITHIN_MS - Date.now();
+    // Inside someone's transaction: try again right after it.
+    if (wait > 0 || this.raw.isTransaction) {
+      this.#syncTimer = setTimeout(() => this.#sync(), Math.max(wait, 10)).unref();
+      return;
+    }
+    this.raw.exec('PRAGMA wal_checkpoint(PASSIVE)');
+    this.#unsyncedSince = undefined;
   }
 }
 
@@ -126,9 +119,9 @@ export class NodeSqliteDatabase implements SqliteDatabase {
  */
 const STEPPED = /^\s*pragma\s+incremental_vacuum\b/i;
 
-function wrap(stmt: StatementSync, reader: boolean): SqliteStatement {
+function wrap(stmt: StatementSync, stepped = false): SqliteStatement {
   return {
-    reader,
+    reader: stepped || stmt.columns().length > 0,
     all: (parameters) => stmt.all(...sqliteParameters(parameters)),
     run: (parameters) => stmt.run(...sqliteParameters(parameters)),
     iterate: (parameters) => stmt.iterate(...sqliteParameters(parameters)),
@@ -136,7 +129,7 @@ function wrap(stmt: StatementSync, reader: boolean): SqliteStatement {
 }
 
 /** Opens (creating the folder and file if needed) an SQLite database with our settings. */
-export function openSqlite(path: string, options: { sync?: WalSync; written?: () => void } = {}): NodeSqliteDatabase {
+export function openSqlite(path: string): NodeSqliteDatabase {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new DatabaseSync(path, { enableForeignKeyConstraints: true, timeout: 5000 });
   // Pages freed by the retention purge go back to the file system (PRAGMA incremental_vacuum).
@@ -144,13 +137,8 @@ export function openSqlite(path: string, options: { sync?: WalSync; written?: ()
   // gets it from `svc migrate --vacuum` (a one-time VACUUM). Elsewhere it changes nothing.
   raw.exec('PRAGMA auto_vacuum = INCREMENTAL');
   raw.exec('PRAGMA journal_mode = WAL');
-  // A 202 is a promise: every commit reaches the disk before we answer — synced by WalSync off
-  // the event loop (NodeSqliteDatabase.flushed), not by SQLite at each commit. NORMAL still syncs
-  // the WAL's header when the WAL starts over, and both files around a checkpoint.
-  raw.exec('PRAGMA synchronous = NORMAL');
-  // Checkpoints (copying the WAL into the file, and their syncs) run in a thread of their own
-  // (SqliteCheckpointer), not inside a commit on the event loop.
-  raw.exec('PRAGMA wal_autocheckpoint = 0');
+  // A 202 is a promise: every commit reaches the disk before we answer (see withoutSync).
+  raw.exec('PRAGMA synchronous = FULL');
   raw.exec('PRAGMA foreign_keys = ON');
-  return new NodeSqliteDatabase(raw, options);
+  return new NodeSqliteDatabase(raw);
 }

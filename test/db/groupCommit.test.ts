@@ -32,8 +32,6 @@ for (const kind of databaseKinds()) {
       }, { poolSize: 4 });
     });
 
-    // PostgreSQL: the worker's commits skip their own sync. SQLite: no commit syncs on the event
-    // loop at all (synchronous = NORMAL everywhere; the WAL is synced off it: sqliteWalSync.test.ts).
     it('commits a worker\'s records without a sync of their own, and never another write with them', async () => {
       await withMigratedDatabase(kind, async (database) => {
         const synchronous = async (db: typeof database.db) =>
@@ -65,7 +63,8 @@ for (const kind of databaseKinds()) {
         const otherLevel = await other;
         if (kind === 'sqlite') {
           assert.equal(inside, 1, 'NORMAL inside the worker\'s transaction');
-          assert.equal(otherLevel, 1, 'NORMAL for the other write: its sync is WalSync\'s');
+          assert.equal(otherLevel, 2, 'FULL for the other write');
+          assert.equal(await synchronous(database.db), 2, 'FULL again after');
         }
         const rows = await database.db.selectFrom('sandbox_submissions').select('id').orderBy('id').execute();
         assert.deepEqual(rows.map((row) => row.id), ['a1', 'w1']);
