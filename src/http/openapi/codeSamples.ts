@@ -54,7 +54,7 @@ export const CLI_SAMPLES: Record<string, string> = {
 };
 
 /** An example value for each path parameter, by the path's first segment after /v1. */
-function pathValue(path: string, name: string): string {
+export function pathValue(path: string, name: string): string {
   if (name === 'phoneNumber') return '+5521998765432';
   const resource = path.split('/')[2];
   const ids: Record<string, string> = {
