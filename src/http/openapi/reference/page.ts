@@ -180,7 +180,6 @@ function operationSection(document: Json, op: Operation): string {
     responsesList(responses),
     '</div><div class="examples">',
     samples(document, op),
-    requestExample(operation) !== undefined ? `<div class="block"><h4>Request body example</h4><pre><code>${json(requestExample(operation))}</code></pre></div>` : '',
     responseExamples(document, responses),
     tryIt(op, parameters),
     '</div></section>',
