@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
+import { registerAnalyticsCommands } from './analytics.ts';
 import { registerAuthCommands } from './auth.ts';
 import { registerCredentialCommands } from './credentials.ts';
 import { EXIT_CODES_HELP } from './exitCodes.ts';
 import { registerKeyCommands } from './keys.ts';
+import { registerMarketingMessagesCommands } from './marketingMessages.ts';
 import { registerDeliveryCommands } from './deliveries.ts';
 import { registerMessageCommands } from './messages.ts';
 import { registerProjectCommands } from './projects.ts';
@@ -27,6 +29,8 @@ export function registerClientCommands(program: Command, projects: Command): voi
   registerDeliveryCommands(program);
   registerBatchCommands(program);
   registerSuppressionCommands(program);
+  registerAnalyticsCommands(program);
+  registerMarketingMessagesCommands(program);
   registerWebhookEndpointCommands(program.commands.find((command) => command.name() === 'webhooks')!);
   registerSecretCommands(program.commands.find((command) => command.name() === 'webhooks')!);
   registerTemplateDelete(program.commands.find((command) => command.name() === 'templates')!);

@@ -20,6 +20,11 @@ export function timelineOf(message: Message): { status: string; at: string }[] {
     .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
 }
 
+/** The provider API that took a message (issue 23), in words. */
+export function routeLabel(route: string): string {
+  return { cloud_api: 'Cloud API', marketing_messages: 'Marketing Messages API' }[route] ?? route;
+}
+
 export function statusLine(status: string, at: string, message: Message): string {
   const why = status === 'FAILED' && message.error ? `  ${message.error.code} ${message.error.title}: ${message.error.message}` : '';
   return `  ${status.padEnd(9)} ${shortTime(at)}${why}`;
@@ -44,6 +49,7 @@ export function describeMessage(message: Message): string {
     ...(message.content.footer ? [`  footer:    ${message.content.footer}`] : []),
     ...(message.content.buttons ?? []).map((button) => `  button:    ${button.text}${button.url ? ` → ${button.url}` : ''}`),
     ...(message.providerMessageId ? [`  provider:  ${message.providerMessageId}`] : []),
+    ...(message.route ? [`  route:     ${routeLabel(message.route)}`] : []),
     '  timeline:',
     ...timelineOf(message).map((step) => statusLine(step.status, step.at, message)),
   ];

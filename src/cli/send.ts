@@ -23,7 +23,7 @@ import {
   statePathFor,
 } from './csvBatch.ts';
 import { CliError, EXIT, usageError } from './exitCodes.ts';
-import { FINAL_STATUSES, statusLine, timelineOf } from './messageView.ts';
+import { FINAL_STATUSES, routeLabel, statusLine, timelineOf } from './messageView.ts';
 import type { Output } from './output.ts';
 import { onInterrupt, parseDuration, pollUntil, sleep } from './waiting.ts';
 
@@ -97,6 +97,11 @@ async function follow(out: Output, api: Session, first: Message, timeoutMs: numb
       if (printed.has(step.status)) continue;
       printed.add(step.status);
       out.line(statusLine(step.status, step.at, message));
+    }
+    // Which provider API took it, once it did (Cloud API, or the Marketing Messages API).
+    if (message.route && !printed.has('route')) {
+      printed.add('route');
+      out.line(`  via ${routeLabel(message.route)}`);
     }
   };
   show(first);

@@ -77,7 +77,7 @@ class GatedProvider extends ScriptedProvider {
   }
 
   override async sendMessage(message: MessageSubmission): Promise<SendOutcome> {
-    this.calls.push({ messageId: message.messageId, phoneNumberId: message.credentials.phoneNumberId, at: Date.now() });
+    this.calls.push({ messageId: message.messageId, phoneNumberId: message.credentials.sender, at: Date.now() });
     await new Promise<void>((resolve) => {
       this.#waiting.push(resolve);
       this.mostAtOnce = Math.max(this.mostAtOnce, this.#waiting.length);

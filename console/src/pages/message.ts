@@ -12,6 +12,7 @@ import type { ListedMessage } from './messages.ts';
 
 const REFRESH_MS = 2000;
 const FINAL = new Set(['READ', 'FAILED', 'CANCELED']);
+const ROUTES: Record<string, string> = { cloud_api: 'Cloud API', marketing_messages: 'Marketing Messages API' };
 
 type DetailedMessage = ListedMessage & { canceledAt?: string | null };
 
@@ -35,6 +36,8 @@ function details(message: DetailedMessage): HTMLElement {
     message.canceledAt ? row('Canceled', time(message.canceledAt) as Node) : null,
     message.batchId ? row('Batch', h('a', { href: `${CONSOLE}/messages?batchId=${message.batchId}` }, message.batchId)) : null,
     row('Provider message id', message.providerMessageId),
+    // Which WhatsApp API took it (issue 23): set once the provider took the message.
+    message.route ? row('Route', ROUTES[message.route] ?? message.route) : null,
     message.error ? row('Error', `${message.error.code} ${message.error.title}: ${message.error.message}`) : null,
   );
 }

@@ -1,7 +1,7 @@
 import type { Project } from '#sdk';
 import { field, h, replace, time } from '../dom.ts';
 import type { Page, PageContext } from '../page.ts';
-import { alertBox, busy, loading, markFields } from '../ui.ts';
+import { alertBox, busy, loading, markFields, showError } from '../ui.ts';
 
 // The project, its provider credentials (the token is write-only: never shown, never prefilled),
 // what the provider says of the sending number, and the callback URL.
@@ -109,6 +109,49 @@ function callbackForm(ctx: PageContext, project: Project, reload: () => Promise<
   return form;
 }
 
+const MARKETING_PATH = '/v1/projects/me/marketing-messages';
+const MARKETING_MODES: [string, string, string][] = [
+  ['off', 'Off', 'Every template goes through Cloud API.'],
+  ['fallback', 'Fallback', 'MARKETING templates go through the Marketing Messages API; Meta falls back to Cloud API when the business is not onboarded.'],
+  ['strict', 'Strict', 'MARKETING templates go through the Marketing Messages API only; Meta refuses them (the message FAILS) when the business is not onboarded.'],
+];
+
+/** The Marketing Messages setting (issue 23): off, fallback or strict, as radio buttons. */
+function marketingForm(ctx: PageContext, mode: string): HTMLFormElement {
+  const status = h('div');
+  const form = h(
+    'form',
+    { class: 'card', 'aria-labelledby': 'marketing-heading', 'data-mode': mode },
+    h('h2', { id: 'marketing-heading' }, 'Marketing Messages'),
+    h('p', { class: 'muted' }, 'Which WhatsApp API sends MARKETING templates. Each message shows the route it took. Changes apply from the next dispatch.'),
+    h(
+      'fieldset',
+      null,
+      h('legend', null, 'Route for MARKETING templates'),
+      MARKETING_MODES.map(([value, label, hint]) =>
+        h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'mode', value, checked: value === mode }), ' ', h('strong', null, label), h('span', { class: 'muted' }, ` — ${hint}`)),
+      ),
+    ),
+    status,
+    h('button', { type: 'submit' }, 'Save setting'),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const chosen = (form.elements.namedItem('mode') as RadioNodeList).value;
+    void busy(form, async () => {
+      try {
+        const saved = await ctx.api.put<{ mode: string }>(MARKETING_PATH, { mode: chosen });
+        form.dataset.mode = saved.mode;
+        replace(status);
+        ctx.announce(`Marketing Messages: ${saved.mode}.`);
+      } catch (error) {
+        replace(status, alertBox(error));
+      }
+    });
+  });
+  return form;
+}
+
 export const providerPage: Page = {
   title: 'Provider',
   async render(ctx) {
@@ -122,8 +165,15 @@ export const providerPage: Page = {
         facts(project),
         credentialsForm(ctx, project, load),
         project.providerPhoneNumberId ? callbackForm(ctx, project, load) : null,
+        marketing,
       );
     };
+    // The setting loads on its own: a server without it (or failing) leaves the rest of the page.
+    const marketing = h('div', null, loading('the Marketing Messages setting'));
+    void ctx.api.get<{ mode: string }>(MARKETING_PATH).then(
+      (setting) => !ctx.signal.aborted && replace(marketing, marketingForm(ctx, setting.mode)),
+      (error) => !ctx.signal.aborted && showError(marketing, error, 'Marketing Messages'),
+    );
     try {
       await load();
     } catch (error) {

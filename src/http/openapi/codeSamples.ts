@@ -50,11 +50,14 @@ export const CLI_SAMPLES: Record<string, string> = {
   updateWebhookEndpoint: `svc webhooks endpoints update ${ENDPOINT_ID} --all-events`,
   deleteWebhookEndpoint: `svc webhooks endpoints delete ${ENDPOINT_ID} --yes`,
   testWebhookEndpoint: `svc webhooks endpoints test ${ENDPOINT_ID}`,
+  getMarketingMessagesSetting: 'svc marketing-messages get',
+  updateMarketingMessagesSetting: 'svc marketing-messages set fallback',
+  getCostAnalytics: 'svc analytics cost --from 2026-11-01 --to 2026-12-01 --group-by market,category',
   listEvents: 'svc webhooks listen --forward-to http://localhost:3000/webhooks   # each event, signed, to a local URL',
 };
 
 /** An example value for each path parameter, by the path's first segment after /v1. */
-function pathValue(path: string, name: string): string {
+export function pathValue(path: string, name: string): string {
   if (name === 'phoneNumber') return '+5521998765432';
   const resource = path.split('/')[2];
   const ids: Record<string, string> = {
