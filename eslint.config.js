@@ -30,11 +30,9 @@ export default tseslint.config(
     },
   },
   // Routes translate HTTP to a use-case call and back: no SQL and no repository call. Row types for
-  // the views may be imported (type-only). providerCredentials.ts and whatsappWebhook.ts are being
-  // reworked on another branch (the provider seam) and are held to it once that lands.
+  // the views may be imported (type-only).
   {
     files: ['src/http/routes/**/*.ts'],
-    ignores: ['src/http/routes/providerCredentials.ts', 'src/http/routes/whatsappWebhook.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',

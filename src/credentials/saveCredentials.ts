@@ -9,7 +9,7 @@ import {
 } from '../db/providerAccounts.ts';
 import type { FieldError } from '../domain/fieldError.ts';
 import { sealSecret } from '../domain/secretBox.ts';
-import { ApiError, validationError } from '../http/errors.ts';
+import { DomainError, validationError } from '../errors.ts';
 import { providerCredentialsOf } from '../projectSecrets.ts';
 import type { AccountQuery, Provider, ProviderAccount, ProviderCredentials } from '../providers/provider.ts';
 import { webhookUrlError } from '../webhooks/urlCheck.ts';
@@ -90,9 +90,9 @@ async function checkedAccount(provider: Provider, query: AccountQuery): Promise<
   const { code, title, message, fbtraceId } = check.error;
   const meta = `The provider answered ${code} (${title}): ${message}${fbtraceId ? ` [fbtrace_id ${fbtraceId}]` : ''}`;
   if (check.kind === 'rejected') {
-    throw new ApiError('provider_credentials_rejected', `${check.reason} ${meta} Nothing was saved.`);
+    throw new DomainError('provider_credentials_rejected', `${check.reason} ${meta} Nothing was saved.`);
   }
-  throw new ApiError('unavailable', `The provider could not be asked to check the credentials; nothing was saved, try again. ${meta}`, {
+  throw new DomainError('unavailable', `The provider could not be asked to check the credentials; nothing was saved, try again. ${meta}`, {
     headers: { 'retry-after': '30' },
   });
 }

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.ts';
-import { ApiError } from '../../http/errors.ts';
+import { DomainError } from '../../errors.ts';
 import type { ProviderInbox } from '../provider.ts';
 import { inboundReportsOf } from './inboundMessages.ts';
 import { hasValidSignature, reportsOf } from './webhook.ts';
@@ -59,7 +59,7 @@ export async function whatsappWebhookRoutes(
       const token = first(query['hub.verify_token']);
       const challenge = first(query['hub.challenge']);
       if (mode !== 'subscribe' || token === undefined || challenge === undefined || verifyToken === undefined || !sameSecret(token, verifyToken)) {
-        throw new ApiError('forbidden', 'The verification request does not match the configured verify token.');
+        throw new DomainError('forbidden', 'The verification request does not match the configured verify token.');
       }
       return reply.type('text/plain; charset=utf-8').send(challenge);
     },
@@ -86,13 +86,13 @@ export async function whatsappWebhookRoutes(
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const signature = first(request.headers['x-hub-signature-256']);
       if (appSecret === undefined || !hasValidSignature(raw, signature, appSecret)) {
-        throw new ApiError('unauthorized', 'The X-Hub-Signature-256 header is missing or does not match the body.');
+        throw new DomainError('unauthorized', 'The X-Hub-Signature-256 header is missing or does not match the body.');
       }
       let payload: unknown;
       try {
         payload = JSON.parse(raw.toString('utf8'));
       } catch {
-        throw new ApiError('invalid_json', 'The body is not valid JSON.');
+        throw new DomainError('invalid_json', 'The body is not valid JSON.');
       }
       const { messages, templates, categories, accountChanges, volumeTiers } = reportsOf(payload);
       const ours = await inbox.sendersHere(messages.map((report) => report.phoneNumberId).filter((id) => id !== undefined));
@@ -140,7 +140,7 @@ export async function whatsappWebhookRoutes(
       for (const change of inbound.userIdChanges) await inbox.userIdChange(change);
       if (missing > 0) {
         request.log.warn({ missing }, 'WhatsApp statuses for messages not found; Meta will send them again');
-        throw new ApiError('unavailable', 'Some statuses name messages that cannot be found yet; send them again later.');
+        throw new DomainError('unavailable', 'Some statuses name messages that cannot be found yet; send them again later.');
       }
       const received = messages.length + templates.length + categories.length + accountChanges.length + volumeTiers.length;
       return reply.code(200).send({ received: received + inbound.messages.length + inbound.preferences.length + inbound.userIdChanges.length });
