@@ -5,7 +5,10 @@ import { type Database, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { resolveEncryptionKey } from './encryptionKey.ts';
 import type { HttpContext, TestHooks } from './http/context.ts';
+import { KeyProjects } from './http/keyProjects.ts';
 import { KeyUsageRecorder } from './http/keyUsage.ts';
+import { RateLimiter } from './http/rateLimit.ts';
+import { Sending } from './sending/sendMessages.ts';
 import { createMetricsRegistry } from './http/metrics.ts';
 import { buildOpsServer } from './http/opsServer.ts';
 import { buildHttpServer } from './http/server.ts';
@@ -75,6 +78,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       provider,
       inbound,
       notifier,
+      sending: new Sending(database, notifier, provider.parameterRule),
+      keyLimiter: new RateLimiter(config.apiRateLimitPerMinute),
+      keyProjects: new KeyProjects(),
       testHooks: options.testHooks ?? {},
     };
     registerMessageQueueMetrics(metrics, database.db);

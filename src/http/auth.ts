@@ -5,7 +5,7 @@ import type { Db } from '../db/database.ts';
 import type { HttpContext } from './context.ts';
 import { errorHandler } from './errorHandler.ts';
 import { ApiError } from './errors.ts';
-import { RateLimiter, rateLimitHeaders } from './rateLimit.ts';
+import { type RateLimiter, rateLimitHeaders } from './rateLimit.ts';
 
 export interface Auth {
   readonly keyId: string;
@@ -55,18 +55,6 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-// One token bucket per key and per running service (a test process runs several).
-const keyLimiters = new WeakMap<HttpContext, RateLimiter>();
-
-function keyLimiterOf(ctx: HttpContext): RateLimiter {
-  let limiter = keyLimiters.get(ctx);
-  if (limiter === undefined) {
-    limiter = new RateLimiter(ctx.config.apiRateLimitPerMinute);
-    keyLimiters.set(ctx, limiter);
-  }
-  return limiter;
-}
-
 const REVOKED = 'The API key is unknown or revoked.';
 const DISABLED = 'This project is disabled; contact the operator.';
 
@@ -75,40 +63,6 @@ function refusalOf(key: KeyForRequest | undefined): ApiError | undefined {
   if (key === undefined || key.revoked_at !== null) return unauthorized(REVOKED);
   if (key.project_disabled_at !== null) return unauthorized(DISABLED);
   return undefined;
-}
-
-/**
- * Which project each key hash belongs to, as this process last read it. A key's id and project
- * never change; whether it is still active does, so that is never taken from here: a request
- * authenticated from this cache is answered only after the database said the key is active
- * (see Auth.verified).
- */
-class KeyProjects {
-  readonly #byHash = new Map<string, { keyId: string; projectId: string }>();
-
-  get(keyHash: string) {
-    return this.#byHash.get(keyHash);
-  }
-
-  remember(keyHash: string, keyId: string, projectId: string): void {
-    if (this.#byHash.size >= 10_000) this.#byHash.clear();
-    this.#byHash.set(keyHash, { keyId, projectId });
-  }
-
-  forget(keyHash: string): void {
-    this.#byHash.delete(keyHash);
-  }
-}
-
-const keyProjects = new WeakMap<HttpContext, KeyProjects>();
-
-function keyProjectsOf(ctx: HttpContext): KeyProjects {
-  let cache = keyProjects.get(ctx);
-  if (cache === undefined) {
-    cache = new KeyProjects();
-    keyProjects.set(ctx, cache);
-  }
-  return cache;
 }
 
 function takeRateLimit(limiter: RateLimiter, keyId: string, reply: FastifyReply): void {
@@ -133,8 +87,8 @@ function takeRateLimit(limiter: RateLimiter, keyId: string, reply: FastifyReply)
  * replay — first calls verifyKey. The route's error handler must be verifyingErrorHandler.
  */
 export function authenticate(ctx: HttpContext, options: { deferVerification?: boolean } = {}) {
-  const limiter = keyLimiterOf(ctx);
-  const cache = keyProjectsOf(ctx);
+  const limiter = ctx.keyLimiter;
+  const cache = ctx.keyProjects;
   const defer = options.deferVerification === true;
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const token = bearerToken(request);
@@ -171,7 +125,7 @@ export function confirmKey(ctx: HttpContext, request: FastifyRequest, key: KeyFo
   // A key's id and project never change; a row saying otherwise is refused, never served.
   const refusal = refusalOf(key) ?? (key!.id !== auth.keyId || key!.project_id !== auth.projectId ? unauthorized(REVOKED) : undefined);
   if (refusal) {
-    keyProjectsOf(ctx).forget(auth.keyHash);
+    ctx.keyProjects.forget(auth.keyHash);
     // The database has answered: the error handler must not ask it again (verifyingErrorHandler).
     auth.verified = true;
     throw refusal;

@@ -4,7 +4,10 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Provider, ProviderInbound } from '../providers/provider.ts';
 import type { Notifier } from '../workers/notifier.ts';
+import type { Sending } from '../sending/sendMessages.ts';
+import type { KeyProjects } from './keyProjects.ts';
 import type { KeyUsageRecorder } from './keyUsage.ts';
+import type { RateLimiter } from './rateLimit.ts';
 
 /** Seams for tests that must stop a request at an exact point; never set in production. */
 export interface TestHooks {
@@ -24,5 +27,11 @@ export interface HttpContext {
   /** The one entry point for provider reports; the sandbox test helpers use it too. */
   readonly inbound: ProviderInbound;
   readonly notifier: Notifier;
+  /** The one send use case, shared by the single and the batch send (one group commit). */
+  readonly sending: Sending;
+  /** One token bucket per API key. */
+  readonly keyLimiter: RateLimiter;
+  /** Which project each key hash belongs to, as this process last read it. */
+  readonly keyProjects: KeyProjects;
   readonly testHooks: TestHooks;
 }

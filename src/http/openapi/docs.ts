@@ -33,10 +33,8 @@ const css = asset(readFileSync(new URL('reference/style.css', import.meta.url)),
 const js = asset(readFileSync(new URL('reference/client.js', import.meta.url)), 'application/javascript; charset=utf-8', IMMUTABLE);
 const FILES: Record<string, Asset> = { 'reference.css': css, 'reference.js': js };
 
-let page: Asset | undefined;
-
-function pageOf(app: FastifyInstance): Asset {
-  page ??= asset(
+function renderPage(app: FastifyInstance): Asset {
+  return asset(
     Buffer.from(
       renderReference(app.swagger() as unknown as Record<string, unknown>, {
         css: `${PREFIX}/reference.css?v=${css.etag.slice(1, 13)}`,
@@ -47,7 +45,6 @@ function pageOf(app: FastifyInstance): Asset {
     'text/html; charset=utf-8',
     'no-cache',
   );
-  return page;
 }
 
 function send(request: FastifyRequest, reply: FastifyReply, file: Asset): FastifyReply {
@@ -58,10 +55,12 @@ function send(request: FastifyRequest, reply: FastifyReply, file: Asset): Fastif
 }
 
 export function registerDocs(app: FastifyInstance): void {
+  // Kept per server: each one's document differs with its provider (a test process runs several).
+  let page: Asset | undefined;
   app.get(PREFIX, { schema: { hide: true } }, async (_request, reply) => reply.redirect(`${PREFIX}/`, 301));
   app.get(`${PREFIX}/*`, { schema: { hide: true } }, async (request, reply) => {
     const name = (request.params as { '*': string })['*'];
-    const file = name === '' ? pageOf(app) : FILES[name];
+    const file = name === '' ? (page ??= renderPage(app)) : FILES[name];
     if (file === undefined) throw new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
     return send(request, reply, file);
   });

@@ -11,7 +11,6 @@ import { MessageView } from '../messageView.ts';
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { BEARER, errorResponses, iso, Problem, Timestamp } from '../schemas.ts';
 import { batchAnswerJson } from '../batchAnswer.ts';
-import { sendingFor } from '../sendingFor.ts';
 import { BodyVariables, HeaderVariables, IdempotencyHeaders, idempotencyKeyOf, RichSendFields, SendAt, sendResult } from './messages.ts';
 import { RECIPIENT_MAX_LENGTH } from '../../domain/messageRequest.ts';
 
@@ -79,7 +78,7 @@ function batchView(row: BatchRow, counts: Partial<Record<MessageStatus, number>>
 
 export async function batchRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const sending = sendingFor(ctx);
+  const sending = ctx.sending;
   const authenticated = authenticate(ctx);
 
   api.post(

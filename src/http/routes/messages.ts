@@ -15,7 +15,6 @@ import { acceptedMessageJson, messageJson, MessageStatusView, MessageView, Provi
 import { decodeCursor, PageQuery, paginate } from '../pagination.ts';
 import { ReplyView, replyView } from '../replyView.ts';
 import { BEARER, errorResponses, iso, Timestamp } from '../schemas.ts';
-import { sendingFor } from '../sendingFor.ts';
 import { RECIPIENT_MAX_LENGTH } from '../../domain/messageRequest.ts';
 
 // The message view lives in messageView.ts; these names stay importable from here.
@@ -166,7 +165,7 @@ export const IdempotencyHeaders = Type.Object({
 
 export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const sending = sendingFor(ctx);
+  const sending = ctx.sending;
   const authenticated = authenticate(ctx);
   // The message reads check the key in their own statement (confirmKey): a key seen before costs no lookup of its own.
   const readAuthentication = { onRequest: authenticate(ctx, { deferVerification: true }), errorHandler: verifyingErrorHandler(ctx) };
