@@ -303,21 +303,8 @@ export type ProviderReport =
       upcoming?: { category: string; effectiveAt: number };
       occurredAt: number;
     }
-  | {
-      /** A WABA reached a volume tier for a market and pricing category in a month (Meta's account_update). */
-      kind: 'volume_tier';
-      businessAccountId: string;
-      /** The rate card's market and category. */
-      market: string;
-      category: string;
-      /** `LOWER:UPPER` messages in the month, as Meta and the rate card write it. */
-      tier: string;
-      tierLower: number;
-      /** `YYYY-MM` (UTC). */
-      month: string;
-      /** From when messages are priced at it. */
-      effectiveFrom: number;
-    }
+  /** A WABA reached a volume tier for a market and pricing category in a month (Meta's account_update). */
+  | ({ kind: 'volume_tier' } & VolumeTierUpdate)
   | {
       kind: 'message';
       providerMessageId: string;
@@ -407,4 +394,20 @@ export interface Provider {
   stop(): Promise<void>;
   /** What the provider itself says the account was charged (WhatsApp: pricing_analytics); absent when it cannot say. */
   pricingAnalytics?(query: PricingAnalyticsQuery): Promise<PricingAnalyticsResult>;
+}
+
+/** A WABA's volume tier for one market and pricing category, in one month. */
+export interface VolumeTierUpdate {
+  businessAccountId: string;
+  /** The rate card's market (Meta's `region`: India, North America, …). */
+  market: string;
+  /** The rate card's category (Meta's `pricing_category`: UTILITY → utility). */
+  category: string;
+  /** `LOWER:UPPER` messages in the month, as Meta and the rate card write it. */
+  tier: string;
+  tierLower: number;
+  /** `YYYY-MM` (UTC). */
+  month: string;
+  /** From when messages are priced at it (Meta's `tier_update_time`, not before the month's start). */
+  effectiveFrom: number;
 }

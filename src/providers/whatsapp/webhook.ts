@@ -4,7 +4,7 @@ import { cardCategory, tierLowerBound } from '../../domain/rateCard.ts';
 import { MAX_CLOCK_SKEW_MS } from '../../domain/reportedTime.ts';
 import { e164Of } from '../../domain/inboundMessages.ts';
 import { isBusinessScopedUserId } from '../../domain/messageRequest.ts';
-import type { ProviderError, ProviderReport, RecipientIdentities } from '../provider.ts';
+import type { ProviderError, ProviderReport, RecipientIdentities, VolumeTierUpdate } from '../provider.ts';
 import { rejectionReason } from './payloads.ts';
 import { type Json, object, objects, text } from './json.ts';
 
@@ -33,25 +33,6 @@ export interface TemplateCategoryUpdate {
   category: string;
   upcoming?: { category: string; effectiveAt: number };
   occurredAt: number;
-}
-
-/**
- * A WABA reached a volume tier (account_update, event VOLUME_BASED_PRICING_TIER_UPDATE, its
- * `volume_tier_info`): for one market (`region`) and pricing category, in one month.
- */
-export interface VolumeTierUpdate {
-  businessAccountId: string;
-  /** The rate card's market: Meta's `region` (India, North America, …). */
-  market: string;
-  /** The rate card's category: Meta's `pricing_category` (UTILITY → utility). */
-  category: string;
-  /** `LOWER:UPPER` as Meta writes it. */
-  tier: string;
-  tierLower: number;
-  /** `effective_month`, `YYYY-MM`. */
-  month: string;
-  /** From when the tier applies: `tier_update_time`, not before the month's start (UTC). */
-  effectiveFrom: number;
 }
 
 export interface WebhookReports {
