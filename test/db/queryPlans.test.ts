@@ -227,8 +227,9 @@ for (const kind of databaseKinds()) {
     });
 
     it('GET /v1/events: the project’s events in id order, each message by its key', async () => {
+      // The small old tenant's first page: at a million messages PostgreSQL once read all its events and sorted them.
       const [read] = await one((db) => listEventsAfter(db, OLD_TENANT, '', 100));
-      assertWalks(read!, 'message_events', ['message_events_by_project'], { alias: 'e' });
+      assertWalks(read!, 'message_events', ['message_events_by_project']);
       const messagesRead = kind === 'postgres' ? ['messages_pkey', 'messages_by_id'] : ['messages_by_project', 'sqlite_autoindex_messages_1'];
       assertWalks(read!, 'messages', messagesRead, { alias: 'm' });
     });
