@@ -56,7 +56,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const logger = options.logger ?? createLogger(config.logLevel, config.logFormat);
   const database = openDatabase(config.databaseUrl, { poolSize: config.databasePoolSize });
   try {
-    const applied = await migrateToLatest(database.db, database.dialect);
+    const applied = await migrateToLatest(database.db);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
     const encryptionKey = resolveEncryptionKey(config.encryptionKey, database.sqlitePath, logger);
     const metrics = createMetricsRegistry();

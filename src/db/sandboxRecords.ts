@@ -1,5 +1,5 @@
-import type { Db, DialectName } from './database.ts';
-import { columnsOf, postgresStatement } from './prepared.ts';
+import type { Db } from './database.ts';
+import { columnsOf, dialectOf, postgresStatement } from './prepared.ts';
 import type { SandboxReportsTable, SandboxSubmissionsTable } from './tables.ts';
 
 // The sandbox provider's records of the submissions it took and the status reports it promised,
@@ -37,11 +37,11 @@ const RECORD_POSTGRES = postgresStatement(`
 /** Writes the records of the messages that still exist; `channel` wakes the report loop on PostgreSQL. */
 export async function insertSandboxRecords(
   trx: Db,
-  dialect: DialectName,
   records: readonly SandboxRecord[],
   channel: string | undefined,
 ): Promise<void> {
   if (records.length === 0) return;
+  const dialect = dialectOf(trx);
   const submissions = records.map((record) => record.submission);
   const reports = records.flatMap((record) => record.reports);
   if (dialect === 'postgres') {

@@ -171,7 +171,7 @@ export class MessageAcceptor {
     // The message row is the whole record of its acceptance: its QUEUED event is derived from it.
     for (const item of accepted) if (item.batch) await insertBatch(trx, item.batch);
     const messages = accepted.flatMap((item) => item.messages);
-    await insertAcceptedMessages(trx, messages, await this.#notifier.postgresChannel('messages'), notificationPayload(accepted.map((item) => item.projectId)));
+    await insertAcceptedMessages(trx, messages, await this.#notifier.databaseChannel('messages'), notificationPayload(accepted.map((item) => item.projectId)));
     return outcomes;
   }
 }

@@ -1,6 +1,5 @@
-import { sql } from 'kysely';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { queuedProjects } from '../db/claims.ts';
+import { queueDepth, queuedProjects } from '../db/claims.ts';
 import type { Db } from '../db/database.ts';
 import { lastWorkerHeartbeat } from '../db/workerHeartbeats.ts';
 import { sampled } from './sampled.ts';
@@ -47,8 +46,7 @@ export function registerMessageQueueMetrics(registry: Registry, db: Db): void {
   registry.registerMetric(droppedMessagesCounter);
   registry.registerMetric(dropBurstsCounter);
   const current = sampled(async () => {
-    const count = await sql<{ n: number | string }>`select count(*) as n from messages where due_at is not null`.execute(db);
-    return { depth: Number(count.rows[0]?.n ?? 0), oldestDueAt: await oldestUnclaimedDueAt(db, Date.now()) };
+    return { depth: await queueDepth(db, 'messages'), oldestDueAt: await oldestUnclaimedDueAt(db, Date.now()) };
   });
   new Gauge({
     name: 'svc_messages_queued',

@@ -85,18 +85,13 @@ export function createMessageReports(deps: ReportDeps): (report: MessageReport) 
 }
 
 async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[]): Promise<Applied[]> {
-  const { dialect } = deps.database;
   const now = Date.now();
   const results: Applied[] = reports.map(() => 'unknown');
   let pending = reports.map((report, index) => ({ report, index }));
   // One report per message in each pass, so two reports about one message apply in their order,
   // the second to the row the first left.
   while (pending.length > 0) {
-    const { byId, byProviderId } = await lockReportedMessages(
-      trx,
-      dialect,
-      pending.map(({ report }) => report),
-    );
+    const { byId, byProviderId } = await lockReportedMessages(trx, pending.map(({ report }) => report));
     const changes: StatusChange[] = [];
     const updates: MessageUpdate[] = [];
     const links: { projectId: string; a: string; b: string }[] = [];

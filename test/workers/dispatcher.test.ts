@@ -99,7 +99,7 @@ for (const kind of databaseKinds()) {
     before(async () => {
       testDb = await createTestDatabase(kind);
       database = openDatabase(testDb.url, { poolSize: 6 });
-      await migrateToLatest(database.db, database.dialect);
+      await migrateToLatest(database.db);
     });
 
     after(async () => {
@@ -279,7 +279,7 @@ for (const kind of databaseKinds()) {
           .executeTakeFirstOrThrow();
         leases.push(row.lease_expires_at!);
         assert.ok(row.lease_expires_at! > Date.now(), 'the lease never lapses while the call is in flight');
-        const taken = await claimProjectHeads(database.db, database.dialect, 'messages', {
+        const taken = await claimProjectHeads(database.db, 'messages', {
           now: Date.now(),
           leaseMs: 60_000,
           quotas: new Map([[owner, 10]]),

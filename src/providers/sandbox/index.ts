@@ -144,17 +144,17 @@ export class SandboxProvider implements Provider {
   }
 
   async #commitRecords(trx: Db, all: SandboxRecord[]): Promise<void[]> {
-    await insertSandboxRecords(trx, this.#database.dialect, all, await this.#notifier.postgresChannel('sandbox'));
+    await insertSandboxRecords(trx, all, await this.#notifier.databaseChannel('sandbox'));
     return all.map(() => undefined);
   }
 
   start(inbound: ProviderInbound): void {
-    const { db, dialect } = this.#database;
+    const { db } = this.#database;
     this.#reports = new WorkerLoop(
       {
         name: 'sandbox-reports',
         runOnce: async (now) => {
-          const due = await claimDue(db, dialect, 'sandbox_reports', {
+          const due = await claimDue(db, 'sandbox_reports', {
             now,
             limit: REPORT_BATCH,
             leaseMs: REPORT_LEASE_MS,
