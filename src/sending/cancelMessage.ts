@@ -1,8 +1,7 @@
 import type { Db } from '../db/database.ts';
 import { findMessage, lockMessages, type MessageRow } from '../db/messages.ts';
 import { DomainError, notFound } from '../errors.ts';
-import type { Notifier } from '../workers/notifier.ts';
-import { recordStatusChanges } from '../workers/statusChanges.ts';
+import { recordStatusChanges, type StatusRecording } from '../workers/statusChanges.ts';
 
 // Canceling a message that has not been submitted. The dispatcher claims a message by setting a
 // lease on it (db/claims.ts) and submits it only while it holds that lease; so a message may be
@@ -23,7 +22,7 @@ export type CancelOutcome =
 /** Cancels the project's message in the caller's transaction, with its event and webhooks. */
 export async function cancelMessage(
   trx: Db,
-  notifier: Notifier,
+  recording: StatusRecording,
   projectId: string,
   id: string,
   now: number,
@@ -45,6 +44,6 @@ export async function cancelMessage(
       'The message is being submitted to the provider right now and cannot be canceled.',
     );
   }
-  const webhooks = await recordStatusChanges(trx, { notifier }, [{ message, transitions: ['CANCELED'], occurredAt: now }], now);
+  const webhooks = await recordStatusChanges(trx, recording, [{ message, transitions: ['CANCELED'], occurredAt: now }], now);
   return { kind: 'canceled', message: (await findMessage(trx, projectId, id))!, webhooks };
 }

@@ -135,7 +135,7 @@ export class Dispatcher {
     this.#gate = gate;
     this.#recorder = new OutcomeRecorder(
       deps.database,
-      { notifier: deps.notifier, autoSuppress: deps.config.autoSuppress, errorClassOf: deps.provider.errorClassOf },
+      { notifier: deps.notifier, autoSuppress: deps.config.autoSuppress, errorClassOf: deps.provider.errorClassOf, counters: deps.counters },
       deps.config.sendRetryScheduleMs,
       deps.costs,
     );
