@@ -92,7 +92,7 @@ export async function whatsappWebhookRoutes(
       try {
         payload = JSON.parse(raw.toString('utf8'));
       } catch {
-        throw new DomainError('invalid_json', 'The body is not valid JSON.');
+        throw new DomainError('invalid_json');
       }
       const { messages, templates, categories, accountChanges, volumeTiers } = reportsOf(payload);
       const ours = await inbox.sendersHere(messages.map((report) => report.phoneNumberId).filter((id) => id !== undefined));
