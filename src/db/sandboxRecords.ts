@@ -67,3 +67,19 @@ export async function insertSandboxRecords(
   const keptReports = kept.flatMap((record) => record.reports);
   if (keptReports.length > 0) await trx.insertInto('sandbox_reports').values(keptReports).execute();
 }
+
+/** How many times the sandbox took this message (its submissions). */
+export async function countSandboxSubmissions(db: Db, messageId: string): Promise<number> {
+  const row = await db
+    .selectFrom('sandbox_submissions')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('message_id', '=', messageId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** Deletes these reports (made, or about a message that no longer exists). */
+export async function deleteSandboxReports(db: Db, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.deleteFrom('sandbox_reports').where('id', 'in', [...ids]).execute();
+}
