@@ -29,6 +29,23 @@ export default tseslint.config(
       ],
     },
   },
+  // One way of knowing the engine: a db function finds it itself (dialectOf(db)); nothing above
+  // src/db/ takes, reads or branches on a dialect.
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/db/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          "MemberExpression[property.name='dialect']",
+          "ObjectPattern > Property[key.name='dialect']",
+          "ImportSpecifier[imported.name='dialectOf']",
+          "ImportSpecifier[imported.name='DialectName']",
+        ].map((selector) => ({ selector, message: 'Only src/db/ knows there are two engines: a db function finds the dialect with dialectOf(db).' })),
+      ],
+    },
+  },
   // Routes translate HTTP to a use-case call and back: no SQL and no repository call. Row types for
   // the views may be imported (type-only).
   {

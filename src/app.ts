@@ -18,6 +18,7 @@ import { undici } from './net/undici.ts';
 import { createProvider, type ProviderRegistry } from './providers/registry.ts';
 import type { Provider, ProviderInbound } from './providers/provider.ts';
 import { createWorkers } from './workers/index.ts';
+import { createMessageCounters } from './workers/messageCounters.ts';
 import { registerMessageQueueMetrics } from './workers/messageQueueHealth.ts';
 import { Notifier } from './workers/notifier.ts';
 import { createProviderInbound } from './workers/providerReports.ts';
@@ -56,17 +57,18 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const logger = options.logger ?? createLogger(config.logLevel, config.logFormat);
   const database = openDatabase(config.databaseUrl, { poolSize: config.databasePoolSize });
   try {
-    const applied = await migrateToLatest(database.db, database.dialect);
+    const applied = await migrateToLatest(database.db);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
     const encryptionKey = resolveEncryptionKey(config.encryptionKey, database.sqlitePath, logger);
     const metrics = createMetricsRegistry();
+    const counters = createMessageCounters(metrics);
     let heapTrim: IdleHeapTrim | undefined;
     const notifier = new Notifier(database, logger);
     const provider = createProvider({ config, database, notifier, logger }, options.providers);
     const rateCard = loadRateCard(config.cost);
     if (rateCard.example) logger.info('costs are priced by the bundled EXAMPLE rate card (not Meta\'s prices): set SVC_RATE_CARD');
     const costs = { card: rateCard.card, currency: config.cost.currency };
-    const inbound = createProviderInbound({ database, notifier, logger, autoSuppress: config.autoSuppress, errorClassOf: provider.errorClassOf, costs });
+    const inbound = createProviderInbound({ database, notifier, logger, autoSuppress: config.autoSuppress, errorClassOf: provider.errorClassOf, costs, counters });
     const keyUsage = new KeyUsageRecorder(database, logger);
     const ctx: HttpContext = {
       config,
@@ -78,6 +80,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       provider,
       inbound,
       notifier,
+      counters,
       sending: new Sending(database, notifier, provider.parameterRule),
       keyLimiter: new RateLimiter(config.apiRateLimitPerMinute),
       keyProjects: new KeyProjects(),
@@ -89,7 +92,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     let opsUrl: string | undefined;
     const runsWorkers = role !== 'api';
     const workers = runsWorkers
-      ? createWorkers({ config, database, logger, metrics, provider, notifier, encryptionKey, costs })
+      ? createWorkers({ config, database, logger, metrics, provider, notifier, encryptionKey, costs, counters })
       : [];
 
     return {

@@ -16,7 +16,11 @@ export const ERROR_CODES = {
   template_exists: { status: 409, title: 'Conflict', template: '{detail}' },
   template_not_pending: { status: 409, title: 'Conflict', template: '{detail}' },
   last_active_key: { status: 409, title: 'Conflict', template: 'This is the project’s only active key; create another first.' },
-  api_key_limit_reached: { status: 409, title: 'Conflict', template: '{detail}' },
+  api_key_limit_reached: {
+    status: 409,
+    title: 'Conflict',
+    template: 'The project already has {max} active API keys, the most it may hold; revoke one first.',
+  },
   idempotency_request_in_progress: { status: 409, title: 'Conflict', template: 'Retry this request shortly.' },
   webhook_endpoint_limit_reached: {
     status: 409,
@@ -44,7 +48,11 @@ export const ERROR_CODES = {
   idempotency_key_reused: { status: 422, title: 'Unprocessable Content', template: '{detail}' },
   webhook_event_unknown: { status: 422, title: 'Unprocessable Content', template: '{detail}' },
   invalid_time_range: { status: 422, title: 'Unprocessable Content', template: '{detail}' },
-  recipient_suppressed: { status: 422, title: 'Unprocessable Content', template: '{detail}' },
+  recipient_suppressed: {
+    status: 422,
+    title: 'Unprocessable Content',
+    template: '{to} is on this project’s suppression list (opted out); remove it with DELETE /v1/suppressions/{phoneNumber} to send to it.',
+  },
   send_at_out_of_range: { status: 422, title: 'Unprocessable Content', template: '{detail}' },
   rate_limited: { status: 429, title: 'Too Many Requests', template: 'Too many requests with this API key; retry in {seconds} s.' },
   request_header_fields_too_large: {
@@ -58,16 +66,40 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/**
+ * The other sentences a code is answered with, each named once here: a site names its sentence
+ * and gives the parameters (errorOf), rather than writing a sentence of its own.
+ */
+export const ERROR_SENTENCES = {
+  route_not_found: { code: 'not_found', template: 'No route {method} {path}.' },
+  operator_route_not_found: { code: 'not_found', template: 'No route {method} {path} on the operator port.' },
+  console_file_not_found: { code: 'not_found', template: 'No console file {path}.' },
+  number_not_suppressed: { code: 'not_found', template: 'This number is not on the project’s suppression list.' },
+  message_held_by_provider: {
+    code: 'message_not_cancelable',
+    template: 'The provider holds the message for quality assessment and may still send it: it cannot be canceled.',
+  },
+  message_being_submitted: {
+    code: 'message_not_cancelable',
+    template: 'The message is being submitted to the provider right now and cannot be canceled.',
+  },
+  api_key_revoked: { code: 'unauthorized', template: 'The API key was revoked.' },
+} as const satisfies Record<string, { code: ErrorCode; template: string }>;
+
+export type ErrorSentence = keyof typeof ERROR_SENTENCES;
+
 export type { FieldError };
 
 /** The values a message template is filled with. */
 export type TemplateParams = Readonly<Record<string, string | number>>;
 
+function fill(template: string, params: TemplateParams): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (Object.hasOwn(params, name) ? String(params[name]) : whole));
+}
+
 /** A code's message template filled with its parameters; a `{name}` without a value stays as it is. */
 export function messageOf(code: ErrorCode, params: TemplateParams = {}): string {
-  return ERROR_CODES[code].template.replace(/\{(\w+)\}/g, (whole, name: string) =>
-    Object.hasOwn(params, name) ? String(params[name]) : whole,
-  );
+  return fill(ERROR_CODES[code].template, params);
 }
 
 export interface DomainErrorOptions {
@@ -94,6 +126,12 @@ export class DomainError extends Error {
     this.errors = options.errors;
     this.headers = options.headers;
   }
+}
+
+/** The error of a named sentence (ERROR_SENTENCES), filled with its parameters. */
+export function errorOf(sentence: ErrorSentence, params: TemplateParams = {}, options: DomainErrorOptions = {}): DomainError {
+  const { code, template } = ERROR_SENTENCES[sentence];
+  return new DomainError(code, fill(template, params), options);
 }
 
 /** The things a project owns that a request names by id. */

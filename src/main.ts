@@ -75,7 +75,7 @@ async function serve(role: Role): Promise<void> {
 }
 
 async function migrate(options: { vacuum?: boolean }): Promise<void> {
-  const [{ loadConfig }, { openDatabase }, { migrateToLatest }, { enableSqliteIncrementalVacuum }] = await Promise.all([
+  const [{ loadConfig }, { openDatabase }, { migrateToLatest }, { enableIncrementalVacuum }] = await Promise.all([
     import('./config.ts'),
     import('./db/database.ts'),
     import('./db/migrate.ts'),
@@ -84,12 +84,10 @@ async function migrate(options: { vacuum?: boolean }): Promise<void> {
   const config = loadConfig();
   const database = openDatabase(config.databaseUrl, { poolSize: 1 });
   try {
-    const applied = await migrateToLatest(database.db, database.dialect);
+    const applied = await migrateToLatest(database.db);
     console.log(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'the schema is up to date');
-    if (options.vacuum && database.dialect === 'sqlite') {
-      const switched = await enableSqliteIncrementalVacuum(database.db);
-      console.log(switched ? 'vacuumed: the file now shrinks as data is purged' : 'incremental vacuum already on');
-    }
+    const switched = options.vacuum ? await enableIncrementalVacuum(database.db) : undefined;
+    if (switched !== undefined) console.log(switched ? 'vacuumed: the file now shrinks as data is purged' : 'incremental vacuum already on');
   } finally {
     await database.close();
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DomainError, ERROR_CODES, type ErrorCode, messageOf, notFound, validationError } from '../src/errors.ts';
+import { DomainError, ERROR_CODES, ERROR_SENTENCES, type ErrorCode, errorOf, messageOf, notFound, validationError } from '../src/errors.ts';
 import { batchAnswerJson } from '../src/http/batchAnswer.ts';
 import { ApiError, problemOf } from '../src/http/errors.ts';
 
@@ -50,6 +50,30 @@ describe('the error registry', () => {
       assert.equal(error.code, 'not_found');
       assert.equal(error.status, 404);
     }
+  });
+
+  it('words each named sentence as the API always has, under a registered code', () => {
+    const expected = {
+      route_not_found: ['No route GET /v2/nothing.', { method: 'GET', path: '/v2/nothing' }],
+      operator_route_not_found: ['No route GET /x on the operator port.', { method: 'GET', path: '/x' }],
+      console_file_not_found: ['No console file assets/x.js.', { path: 'assets/x.js' }],
+      number_not_suppressed: ['This number is not on the project’s suppression list.', {}],
+      message_held_by_provider: ['The provider holds the message for quality assessment and may still send it: it cannot be canceled.', {}],
+      message_being_submitted: ['The message is being submitted to the provider right now and cannot be canceled.', {}],
+      api_key_revoked: ['The API key was revoked.', {}],
+    } as const;
+    assert.deepEqual(Object.keys(ERROR_SENTENCES).sort(), Object.keys(expected).sort());
+    for (const [name, [sentence, params]] of Object.entries(expected)) {
+      const error = errorOf(name as keyof typeof expected, params);
+      assert.equal(error.message, sentence, name);
+      assert.ok(Object.hasOwn(ERROR_CODES, error.code), name);
+      assert.equal(error.status, ERROR_CODES[error.code].status);
+    }
+    assert.equal(
+      messageOf('recipient_suppressed', { to: '+5521998765432' }),
+      '+5521998765432 is on this project’s suppression list (opted out); remove it with DELETE /v1/suppressions/{phoneNumber} to send to it.',
+    );
+    assert.equal(messageOf('api_key_limit_reached', { max: 10 }), 'The project already has 10 active API keys, the most it may hold; revoke one first.');
   });
 
   it('keeps a sentence of the site’s own, its field errors and transport hints', () => {

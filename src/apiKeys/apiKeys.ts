@@ -2,12 +2,11 @@ import { type ApiKeyRow, findApiKey, insertApiKeyWithinCap, listActiveApiKeys, r
 import type { Db } from '../db/database.ts';
 import { generateApiKey, hashApiKey, visiblePrefix } from '../domain/apiKeys.ts';
 import { newId } from '../domain/ids.ts';
-import { DomainError, notFound } from '../errors.ts';
+import { DomainError, errorOf, notFound } from '../errors.ts';
 
 // A project's API keys: created up to a cap, listed, revoked (never the last one). The writes run
 // in the caller's transaction and check the requesting key under the same lock (lockActiveApiKeys).
 
-const REQUESTER_REVOKED = 'The API key was revoked.';
 
 /** A new key's row and its value (shown once, never stored). */
 export function newApiKey(projectId: string, name: string, now: number): { row: ApiKeyRow; value: string } {
@@ -28,9 +27,9 @@ export function newApiKey(projectId: string, name: string, now: number): { row: 
 /** Stores the key unless the project has `maxActive` active keys already. */
 export async function createApiKey(trx: Db, row: ApiKeyRow, requesterKeyId: string, maxActive: number): Promise<void> {
   const outcome = await insertApiKeyWithinCap(trx, row, requesterKeyId, maxActive);
-  if (outcome === 'requester_revoked') throw new DomainError('unauthorized', REQUESTER_REVOKED);
+  if (outcome === 'requester_revoked') throw errorOf('api_key_revoked');
   if (outcome === 'limit_reached') {
-    throw new DomainError('api_key_limit_reached', `The project already has ${maxActive} active API keys, the most it may hold; revoke one first.`);
+    throw new DomainError('api_key_limit_reached', { max: maxActive });
   }
 }
 
@@ -42,7 +41,7 @@ export function listApiKeys(db: Db, projectId: string, page: { limit: number; be
 /** Revokes the project's key `id`, unless it is its last active one; the revoked row. */
 export async function revokeProjectApiKey(trx: Db, projectId: string, id: string, requesterKeyId: string, now: number): Promise<ApiKeyRow> {
   const outcome = await revokeApiKey(trx, projectId, id, requesterKeyId, now);
-  if (outcome === 'requester_revoked') throw new DomainError('unauthorized', REQUESTER_REVOKED);
+  if (outcome === 'requester_revoked') throw errorOf('api_key_revoked');
   if (outcome === 'not_found') throw notFound('active API key');
   if (outcome === 'last_active_key') throw new DomainError('last_active_key');
   return (await findApiKey(trx, projectId, id))!;

@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
-import type { Db, DialectName } from './database.ts';
+import type { Db } from './database.ts';
+import { dialectOf } from './prepared.ts';
 import type { Tables } from './tables.ts';
 
 // The queue operations every work table shares. A row is due when its due column is at or
@@ -23,10 +24,10 @@ export interface ClaimOptions {
  */
 export async function claimDue<T extends QueueTable>(
   db: Db,
-  dialect: DialectName,
   table: T,
   options: ClaimOptions,
 ): Promise<Tables[T][]> {
+  const dialect = dialectOf(db);
   const due = sql.ref(options.dueColumn ?? 'due_at');
   const lockClause = dialect === 'postgres' ? sql`for update skip locked` : sql``;
   const result = await sql<Tables[T]>`
@@ -135,11 +136,11 @@ export interface HeadClaim {
  */
 export async function claimProjectHeads<T extends ProjectQueueTable>(
   db: Db,
-  dialect: DialectName,
   table: T,
   claim: HeadClaim,
 ): Promise<Tables[T][]> {
   if (claim.quotas.size === 0) return [];
+  const dialect = dialectOf(db);
   const t = sql.table(table);
   const leaseEnd = claim.now + claim.leaseMs;
   const extra = claim.where ? sql`and ${claim.where}` : sql``;
@@ -193,12 +194,12 @@ export async function claimProjectHeads<T extends ProjectQueueTable>(
  */
 export async function moveLeases(
   db: Db,
-  dialect: DialectName,
   table: ProjectQueueTable,
   ids: readonly string[],
   currentLeaseEnd: number,
   to: { dueAt: number; leaseEnd: number | null },
 ): Promise<string[]> {
+  const dialect = dialectOf(db);
   const moved: string[] = [];
   const t = sql.table(table);
   for (let i = 0; i < ids.length; i += 1000) {
@@ -211,4 +212,10 @@ export async function moveLeases(
     moved.push(...result.rows.map((row) => row.id));
   }
   return moved;
+}
+
+/** How many rows of a queue are due or in flight: a count over the queue's partial index. */
+export async function queueDepth(db: Db, table: ProjectQueueTable): Promise<number> {
+  const count = await sql<{ n: number | string }>`select count(*) as n from ${sql.table(table)} where due_at is not null`.execute(db);
+  return Number(count.rows[0]?.n ?? 0);
 }

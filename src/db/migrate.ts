@@ -1,6 +1,7 @@
 import { type DatabaseIntrospector, type Kysely, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
-import type { Db, DialectName } from './database.ts';
+import type { Db } from './database.ts';
+import { dialectOf } from './prepared.ts';
 import { LEGACY_NAMES, migrations } from './migrations/index.ts';
 
 const MIGRATION_TABLE = 'svc_migrations';
@@ -12,9 +13,9 @@ export class SchemaError extends Error {
 
 // Kysely looks for its tables by schema; on PostgreSQL name ours (the search_path's first), or a
 // migration table in another schema of the same database would be taken for ours.
-async function migrator(db: Db, dialect: DialectName): Promise<Migrator> {
+async function migrator(db: Db): Promise<Migrator> {
   const schema =
-    dialect === 'postgres'
+    dialectOf(db) === 'postgres'
       ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]!.schema
       : undefined;
   return new Migrator({
@@ -96,14 +97,14 @@ async function renameLegacyMigrations(db: Db, applied: string[]): Promise<string
 }
 
 /** Brings the schema up to date; refuses a database that newer code has migrated. */
-export async function migrateToLatest(db: Db, dialect: DialectName): Promise<string[]> {
+export async function migrateToLatest(db: Db): Promise<string[]> {
   const unknown = unknownMigrations(await renameLegacyMigrations(db, await appliedMigrations(db)));
   if (unknown.length > 0) {
     throw new SchemaError(
       `the database schema is newer than this version of svc (it has ${unknown.join(', ')}); run a newer svc`,
     );
   }
-  const { error, results } = await (await migrator(db, dialect)).migrateToLatest();
+  const { error, results } = await (await migrator(db)).migrateToLatest();
   if (error) throw error;
   return (results ?? [])
     .filter((result) => result.status === 'Success')

@@ -1,6 +1,6 @@
-import type { Db, DialectName } from './database.ts';
+import type { Db } from './database.ts';
 import type { MessageRow } from './messages.ts';
-import { postgresStatement, statement } from './prepared.ts';
+import { dialectOf, postgresStatement, statement } from './prepared.ts';
 
 /** How a provider's report names its message: our id when it carries it, else the provider's. */
 export interface ReportTarget {
@@ -21,9 +21,9 @@ const LOCK_POSTGRES = postgresStatement<MessageRow>(
  */
 export async function lockReportedMessages(
   db: Db,
-  dialect: DialectName,
   targets: readonly ReportTarget[],
 ): Promise<{ byId: Map<string, MessageRow>; byProviderId: Map<string, MessageRow> }> {
+  const dialect = dialectOf(db);
   const ids = [...new Set(targets.flatMap((target) => (target.messageId === undefined ? [] : [target.messageId])))];
   const providerIds = [
     ...new Set(targets.flatMap((target) => (target.messageId === undefined ? [target.providerMessageId] : []))),

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { idLowerBound } from '../domain/ids.ts';
 import { uuid7LowerBound } from '../domain/uuid7.ts';
-import type { Db, DialectName } from './database.ts';
+import type { Db } from './database.ts';
+import { dialectOf } from './prepared.ts';
 import { HOUR_MS } from './messageCounts.ts';
 
 // The purge of data past its retention (README, "Data retention"). Every step is one short
@@ -54,8 +55,8 @@ const rows = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRow
  * PostgreSQL: this transaction's commit does not wait for its WAL flush. A purge lost with the
  * server is redone by the next run (SQLite: Database.withoutSync, by the caller).
  */
-async function unsyncedCommit(trx: Db, dialect: DialectName): Promise<void> {
-  if (dialect === 'postgres') await sql`set local synchronous_commit = off`.execute(trx);
+async function unsyncedCommit(trx: Db): Promise<void> {
+  if (dialectOf(trx) === 'postgres') await sql`set local synchronous_commit = off`.execute(trx);
 }
 
 /**
@@ -64,7 +65,8 @@ async function unsyncedCommit(trx: Db, dialect: DialectName): Promise<void> {
  * pending) go, with their status events, webhook deliveries and attempts and sandbox records.
  * Their counts in message_counts stay: analytics keep counting them.
  */
-export async function purgeMessagesStep(db: Db, dialect: DialectName, bounds: PassBounds): Promise<Step> {
+export async function purgeMessagesStep(db: Db, bounds: PassBounds): Promise<Step> {
+  const dialect = dialectOf(db);
   let candidates = db
     .selectFrom('messages')
     .select(['id', 'status', 'due_at', 'lease_expires_at', 'updated_at'])
@@ -79,7 +81,7 @@ export async function purgeMessagesStep(db: Db, dialect: DialectName, bounds: Pa
   if (finished.length === 0) return { deleted: {}, scanned: found.length, next };
 
   const deleted = await db.transaction().execute(async (trx) => {
-    await unsyncedCommit(trx, dialect);
+    await unsyncedCommit(trx);
     // Locked (PostgreSQL) and re-read in the transaction: a status report recording a change
     // meanwhile either committed first (and its pending delivery keeps the message) or waits
     // behind the lock and then finds the message gone. A message someone holds is left for the
@@ -131,7 +133,8 @@ export async function purgeMessagesStep(db: Db, dialect: DialectName, bounds: Pa
  * One step of webhook deliveries past retention (payloads and attempts), whatever they are
  * about: up to `limit` made before the cutoff, in id order; the finished ones go.
  */
-export async function purgeDeliveriesStep(db: Db, dialect: DialectName, bounds: PassBounds): Promise<Step> {
+export async function purgeDeliveriesStep(db: Db, bounds: PassBounds): Promise<Step> {
+  const dialect = dialectOf(db);
   let candidates = db
     .selectFrom('webhook_deliveries')
     .select(['id', 'due_at', 'updated_at'])
@@ -144,7 +147,7 @@ export async function purgeDeliveriesStep(db: Db, dialect: DialectName, bounds: 
   if (finished.length === 0) return { deleted: {}, scanned: found.length, next };
 
   const deleted = await db.transaction().execute(async (trx) => {
-    await unsyncedCommit(trx, dialect);
+    await unsyncedCommit(trx);
     let still = trx.selectFrom('webhook_deliveries').select('id').where('id', 'in', finished).where('due_at', 'is', null).orderBy('id');
     if (dialect === 'postgres') still = still.forUpdate().skipLocked();
     const ids = (await still.execute()).map((row) => row.id);
@@ -242,12 +245,12 @@ export interface CountsWindow {
  */
 export async function compactCountsStep(
   db: Db,
-  dialect: DialectName,
   projectId: string,
   window: CountsWindow,
 ): Promise<{ deleted: PurgedCounts; more: boolean }> {
+  const dialect = dialectOf(db);
   return db.transaction().execute(async (trx) => {
-    await unsyncedCommit(trx, dialect);
+    await unsyncedCommit(trx);
     let hourly = trx
       .selectFrom('message_counts')
       .selectAll()
@@ -363,19 +366,23 @@ export async function findProjectRetention(
 
 // --- SQLite: giving the freed pages back to the file system ---
 
-/** Whether the SQLite file was made with incremental auto-vacuum (new files are: sqlite.ts). */
-export async function sqliteIncrementalVacuum(db: Db): Promise<boolean> {
+/** Whether the file hands freed pages back to the file system, step by step (SQLite's incremental auto-vacuum; never on PostgreSQL, whose VACUUM is its own). */
+export async function returnsFreedPages(db: Db): Promise<boolean> {
+  if (dialectOf(db) !== 'sqlite') return false;
   const mode = await sql<{ auto_vacuum: number }>`pragma auto_vacuum`.execute(db);
   return Number(mode.rows[0]?.auto_vacuum) === 2;
 }
 
-/** Copies committed pages from the WAL into the database file, waiting for no one. */
-export async function sqliteCheckpoint(db: Db): Promise<void> {
-  await sql`pragma wal_checkpoint(passive)`.execute(db);
+/**
+ * After an unsynced step: SQLite copies committed pages from the WAL into the database file,
+ * waiting for no one, so the cost is the step's; nothing to do on PostgreSQL.
+ */
+export async function checkpointAfterStep(db: Db): Promise<void> {
+  if (dialectOf(db) === 'sqlite') await sql`pragma wal_checkpoint(passive)`.execute(db);
 }
 
-/** Frees up to `pages` free pages at the end of the file; returns how many free pages remain. */
-export async function sqliteVacuumStep(db: Db, pages: number): Promise<number> {
+/** Frees up to `pages` free pages at the end of the file; returns how many free pages remain (SQLite, with returnsFreedPages). */
+export async function vacuumStep(db: Db, pages: number): Promise<number> {
   await sql`pragma ${sql.raw(`incremental_vacuum(${Math.max(1, Math.floor(pages))})`)}`.execute(db);
   const free = await sql<{ freelist_count: number }>`pragma freelist_count`.execute(db);
   return Number(free.rows[0]?.freelist_count ?? 0);
@@ -384,13 +391,63 @@ export async function sqliteVacuumStep(db: Db, pages: number): Promise<number> {
 /**
  * Switches a SQLite file made before incremental auto-vacuum to it: one full VACUUM, which
  * rewrites the file and holds it exclusively meanwhile (run with the service stopped:
- * `svc migrate --vacuum`). Returns false when it already was.
+ * `svc migrate --vacuum`). Returns false when it already was, undefined on PostgreSQL (nothing to switch).
  */
-export async function enableSqliteIncrementalVacuum(db: Db): Promise<boolean> {
-  if (await sqliteIncrementalVacuum(db)) return false;
+export async function enableIncrementalVacuum(db: Db): Promise<boolean | undefined> {
+  if (dialectOf(db) !== 'sqlite') return undefined;
+  if (await returnsFreedPages(db)) return false;
   await sql`pragma auto_vacuum = incremental`.execute(db);
   await sql`vacuum`.execute(db);
   return true;
+}
+
+export type OwnRetention = Awaited<ReturnType<typeof projectsWithOwnRetention>>[number];
+
+/** One pass of the purge over messages or deliveries: rows past `cutoff`, of one project or of all. */
+export interface PurgeScope {
+  pass: 'messages' | 'webhook_deliveries';
+  cutoff: number;
+  projectId?: string;
+}
+
+/**
+ * The passes over messages and webhook deliveries, in order, given each kind's cutoff for a project
+ * (undefined: the operator's retention). PostgreSQL keys messages and deliveries by (project_id,
+ * id) and has no ordered index on id alone (migration 0014_keyed_by_project): the passes walk one
+ * project's oldest rows at a time, each project with its own retention or the operator's. SQLite:
+ * the operator's retention for everyone, then each project's shorter one on its own rows.
+ */
+export async function* purgeScopes(
+  db: Db,
+  own: readonly OwnRetention[],
+  cutoffs: { messages(project: OwnRetention | undefined): number; deliveries(project: OwnRetention | undefined): number },
+  projectsPerStep: number,
+): AsyncGenerator<PurgeScope> {
+  if (dialectOf(db) === 'postgres') {
+    const ownById = new Map(own.map((project) => [project.id, project]));
+    for (let afterProject = ''; ; ) {
+      const projects = await projectIdsAfter(db, afterProject, projectsPerStep);
+      for (const projectId of projects) {
+        const project = ownById.get(projectId);
+        yield { pass: 'messages', cutoff: cutoffs.messages(project), projectId };
+        yield { pass: 'webhook_deliveries', cutoff: cutoffs.deliveries(project), projectId };
+      }
+      if (projects.length < projectsPerStep) break;
+      afterProject = projects.at(-1)!;
+    }
+    return;
+  }
+  const everyone = { messages: cutoffs.messages(undefined), deliveries: cutoffs.deliveries(undefined) };
+  yield { pass: 'messages', cutoff: everyone.messages };
+  for (const project of own) {
+    if (project.message_retention_ms === null) continue;
+    yield { pass: 'messages', cutoff: cutoffs.messages(project), projectId: project.id };
+  }
+  yield { pass: 'webhook_deliveries', cutoff: everyone.deliveries };
+  for (const project of own) {
+    const cutoff = cutoffs.deliveries(project);
+    if (cutoff !== everyone.deliveries) yield { pass: 'webhook_deliveries', cutoff, projectId: project.id };
+  }
 }
 
 /** Deletes these counter rows of the project, each by its primary key. */

@@ -1,5 +1,5 @@
-import type { Db, DialectName } from './database.ts';
-import { columnsOf, postgresStatement } from './prepared.ts';
+import type { Db } from './database.ts';
+import { columnsOf, dialectOf, postgresStatement } from './prepared.ts';
 import type { SandboxReportsTable, SandboxSubmissionsTable } from './tables.ts';
 
 // The sandbox provider's records of the submissions it took and the status reports it promised,
@@ -37,11 +37,11 @@ const RECORD_POSTGRES = postgresStatement(`
 /** Writes the records of the messages that still exist; `channel` wakes the report loop on PostgreSQL. */
 export async function insertSandboxRecords(
   trx: Db,
-  dialect: DialectName,
   records: readonly SandboxRecord[],
   channel: string | undefined,
 ): Promise<void> {
   if (records.length === 0) return;
+  const dialect = dialectOf(trx);
   const submissions = records.map((record) => record.submission);
   const reports = records.flatMap((record) => record.reports);
   if (dialect === 'postgres') {
@@ -66,4 +66,20 @@ export async function insertSandboxRecords(
   await trx.insertInto('sandbox_submissions').values(kept.map((record) => record.submission)).execute();
   const keptReports = kept.flatMap((record) => record.reports);
   if (keptReports.length > 0) await trx.insertInto('sandbox_reports').values(keptReports).execute();
+}
+
+/** How many times the sandbox took this message (its submissions). */
+export async function countSandboxSubmissions(db: Db, messageId: string): Promise<number> {
+  const row = await db
+    .selectFrom('sandbox_submissions')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('message_id', '=', messageId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** Deletes these reports (made, or about a message that no longer exists). */
+export async function deleteSandboxReports(db: Db, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.deleteFrom('sandbox_reports').where('id', 'in', [...ids]).execute();
 }

@@ -2,7 +2,8 @@ import { newId } from '../domain/ids.ts';
 import type { TemplateComponent } from '../providers/provider.ts';
 import { claimDue, nextDueAt } from './claims.ts';
 import { isUniqueViolation } from './constraints.ts';
-import type { Db, DialectName } from './database.ts';
+import type { Db } from './database.ts';
+import { dialectOf } from './prepared.ts';
 import type { TemplateStatus, TemplateStatusEventsTable, TemplatesTable } from './tables.ts';
 
 // Templates and their status history. Queries made for a customer are scoped by project; the
@@ -156,10 +157,10 @@ export interface AppliedTemplateStatus {
  */
 export async function setTemplateStatus(
   db: Db,
-  dialect: DialectName,
   templateId: string,
   change: TemplateStatusChange,
 ): Promise<'applied' | 'unchanged' | 'unknown'> {
+  const dialect = dialectOf(db);
   return inTransaction(db, async (trx) => {
     const row = await trx
       .selectFrom('templates')
@@ -244,10 +245,10 @@ export function categoryHistoryOf(row: Pick<TemplateRow, 'category_history'>): C
  */
 export async function setTemplateCategory(
   db: Db,
-  dialect: DialectName,
   templateId: string,
   change: CategoryChange,
 ): Promise<'applied' | 'unchanged' | 'unknown'> {
+  const dialect = dialectOf(db);
   return inTransaction(db, async (trx) => {
     const row = await trx
       .selectFrom('templates')
@@ -291,10 +292,9 @@ export async function listTemplateStatusEvents(
 /** Claims PENDING templates whose review check is due (see claims.ts for the lease). */
 export async function claimDueTemplateReviews(
   db: Db,
-  dialect: DialectName,
   options: { now: number; limit: number; leaseMs: number },
 ): Promise<TemplateRow[]> {
-  return claimDue(db, dialect, 'templates', { ...options, dueColumn: 'review_due_at' });
+  return claimDue(db, 'templates', { ...options, dueColumn: 'review_due_at' });
 }
 
 /** Asks again at `dueAt` and releases the claim; a template no longer PENDING is left alone. */

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { claimProjectHeads } from './claims.ts';
 import { COMMON_DELIVERY_EVENTS_SQL, isCommonDeliveryEvent } from './deliveryEvents.ts';
-import type { Db, DialectName } from './database.ts';
+import type { Db } from './database.ts';
+import { dialectOf } from './prepared.ts';
 import { withPayloads } from './webhookPayloads.ts';
 import { uuid7LowerBound } from '../domain/uuid7.ts';
 import type {
@@ -106,10 +107,18 @@ export interface DeliveryClaim {
  */
 export async function claimWebhookDeliveries(
   db: Db,
-  dialect: DialectName,
   claim: DeliveryClaim,
 ): Promise<WebhookDeliveryRow[]> {
-  return claimProjectHeads(db, dialect, 'webhook_deliveries', { ...claim, where: FIRST_ATTEMPTS_IN_ORDER });
+  return claimProjectHeads(db, 'webhook_deliveries', { ...claim, where: FIRST_ATTEMPTS_IN_ORDER });
+}
+
+/**
+ * Whether a claim is best made in the writer's next group commit: with SQLite every commit is an
+ * fsync on the one connection. With PostgreSQL a claim is one statement on a connection of its
+ * own, and waiting for others' commits only delays it.
+ */
+export function claimsJoinGroupCommit(db: Db): boolean {
+  return dialectOf(db) === 'sqlite';
 }
 
 export interface AttemptOutcomeUpdate {
@@ -134,9 +143,9 @@ export interface RecordedAttempt {
  */
 export async function recordWebhookAttempts(
   trx: Db,
-  dialect: DialectName,
   attempts: readonly RecordedAttempt[],
 ): Promise<void> {
+  const dialect = dialectOf(trx);
   let recorded = attempts;
   if (recorded.length === 0) return;
   // A delivery erased with its project while its attempt was in flight has nothing to record: it

@@ -69,7 +69,7 @@ function takeRateLimit(limiter: RateLimiter, keyId: string, reply: FastifyReply)
   const decision = limiter.take(keyId);
   const headers = rateLimitHeaders('api', decision);
   if (!decision.allowed) {
-    throw new ApiError('rate_limited', `Too many requests with this API key; retry in ${decision.retryAfterSeconds} s.`, {
+    throw new ApiError('rate_limited', { seconds: decision.retryAfterSeconds }, {
       headers,
     });
   }

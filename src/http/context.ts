@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Provider, ProviderInbound } from '../providers/provider.ts';
 import type { Notifier } from '../workers/notifier.ts';
+import type { MessageCounters } from '../workers/messageCounters.ts';
 import type { Sending } from '../sending/sendMessages.ts';
 import type { KeyProjects } from './keyProjects.ts';
 import type { KeyUsageRecorder } from './keyUsage.ts';
@@ -27,6 +28,8 @@ export interface HttpContext {
   /** The one entry point for provider reports; the sandbox test helpers use it too. */
   readonly inbound: ProviderInbound;
   readonly notifier: Notifier;
+  /** The app's message counters (status changes recorded by a cancel count too). */
+  readonly counters: MessageCounters;
   /** The one send use case, shared by the single and the batch send (one group commit). */
   readonly sending: Sending;
   /** One token bucket per API key. */

@@ -16,7 +16,7 @@ export function newRequestId(): string {
 function parserErrorOf(error: NodeJS.ErrnoException): ApiError {
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new ApiError('request_timeout', 'The request was not received in time; send it again, whole.');
+      return new ApiError('request_timeout');
     case 'HPE_HEADER_OVERFLOW':
       return new ApiError(
         'request_header_fields_too_large',
@@ -73,7 +73,7 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
  */
 export function expectationFailedHandler(request: IncomingMessage, response: ServerResponse): void {
   const requestId = newRequestId();
-  const apiError = new ApiError('expectation_failed', 'Only "Expect: 100-continue" is supported.');
+  const apiError = new ApiError('expectation_failed');
   const body = JSON.stringify(problemOf(apiError, requestId));
   response.writeHead(apiError.status, {
     'content-type': 'application/problem+json',
@@ -100,7 +100,7 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
   reply.header('x-request-id', request.id);
   const apiError =
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-      ? new ApiError('uri_too_long', 'A path segment of the URL is longer than this API accepts.')
+      ? new ApiError('uri_too_long')
       : new ApiError('bad_request', 'The URL is not valid: check its percent-encoding.');
   void sendProblem(reply, apiError);
 }

@@ -48,7 +48,7 @@ export function toApiError(error: FastifyError): ApiError | undefined {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError('invalid_json', 'The body is empty; send a JSON document.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new ApiError('invalid_json', 'The body is not valid JSON.');
+      return new ApiError('invalid_json');
   }
   if (error instanceof SyntaxError || error.statusCode === 400) {
     return new ApiError(
@@ -56,9 +56,9 @@ export function toApiError(error: FastifyError): ApiError | undefined {
       'The request is malformed.',
     );
   }
-  if (error.statusCode === 413) return new ApiError('payload_too_large', 'The request body is too large.');
+  if (error.statusCode === 413) return new ApiError('payload_too_large');
   if (error.statusCode === 415)
-    return new ApiError('unsupported_media_type', 'Send the body as application/json.');
+    return new ApiError('unsupported_media_type');
   return undefined;
 }
 
@@ -84,7 +84,7 @@ export function errorHandler(
     request.log.warn({ err: error }, 'database unavailable');
     return sendProblem(
       reply,
-      new ApiError('unavailable', 'The database is not reachable right now; retry shortly.', {
+      new ApiError('unavailable', {}, {
         headers: { 'retry-after': '1' },
       }),
     );
@@ -92,6 +92,6 @@ export function errorHandler(
   request.log.error({ err: error }, 'unexpected error');
   return sendProblem(
     reply,
-    new ApiError('internal_error', 'Something went wrong on our side; quote the requestId.'),
+    new ApiError('internal_error'),
   );
 }

@@ -2,7 +2,7 @@ import { DomainError, ERROR_CODES, type ErrorCode, type FieldError } from '../er
 
 // The HTTP face of src/errors.ts: a DomainError rendered as RFC 9457 problem details.
 
-export { ERROR_CODES, type ErrorCode, type FieldError, validationError } from '../errors.ts';
+export { ERROR_CODES, type ErrorCode, errorOf, type FieldError, validationError } from '../errors.ts';
 
 /** The HTTP layer's name for a DomainError (kept so its throwers read as before). */
 export { DomainError as ApiError };

@@ -2,7 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { HttpContext } from './context.ts';
 import { clientErrorHandler, newRequestId } from './edgeErrors.ts';
 import { errorHandler, sendProblem } from './errorHandler.ts';
-import { ApiError } from './errors.ts';
+import { errorOf } from './errors.ts';
 import { healthRoutes } from './routes/health.ts';
 
 /**
@@ -22,7 +22,7 @@ export async function buildOpsServer(ctx: HttpContext): Promise<FastifyInstance>
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]} on the operator port.`)),
+    sendProblem(reply, errorOf('operator_route_not_found', { method: request.method, path: request.url.split('?')[0]! })),
   );
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -5,7 +5,7 @@ import FindMyWay, { type HTTPVersion } from 'find-my-way';
 import type { HttpContext } from './context.ts';
 import { clientErrorHandler, connectHandler, expectationFailedHandler, frameworkErrorHandler } from './edgeErrors.ts';
 import { errorHandler, sendProblem } from './errorHandler.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, errorOf } from './errors.ts';
 import { instrumentHttp } from './metrics.ts';
 import { apiKeyRoutes } from './routes/apiKeys.ts';
 import { messageRoutes } from './routes/messages.ts';
@@ -143,10 +143,7 @@ export async function buildHttpServer(ctx: HttpContext): Promise<FastifyInstance
         ),
       );
     }
-    return sendProblem(
-      reply,
-      new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`),
-    );
+    return sendProblem(reply, errorOf('route_not_found', { method: request.method, path: request.url.split('?')[0]! }));
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -37,10 +37,11 @@ export interface ProviderError {
  */
 /**
  * What a provider's error code means to svc, when it means more than the failure: the recipient
- * cannot get messages (suppressed with SVC_AUTO_SUPPRESS), or stopped marketing messages
- * (suppressed for MARKETING, always).
+ * cannot get messages (suppressed with SVC_AUTO_SUPPRESS), stopped marketing messages (suppressed
+ * for MARKETING, always), or the provider dropped a message it held for quality assessment (a
+ * burst of them on one number raises an operator alert: workers/heldMessages.ts).
  */
-export type ErrorClass = 'recipient_unreachable' | 'marketing_stopped';
+export type ErrorClass = 'recipient_unreachable' | 'marketing_stopped' | 'held_dropped';
 
 /** The provider's error classification: what its code means, if anything. */
 export type ErrorClassOf = (code: string) => ErrorClass | undefined;

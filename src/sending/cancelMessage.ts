@@ -1,8 +1,7 @@
 import type { Db } from '../db/database.ts';
 import { findMessage, lockMessages, type MessageRow } from '../db/messages.ts';
-import { DomainError, notFound } from '../errors.ts';
-import type { Notifier } from '../workers/notifier.ts';
-import { recordStatusChanges } from '../workers/statusChanges.ts';
+import { DomainError, errorOf, notFound } from '../errors.ts';
+import { recordStatusChanges, type StatusRecording } from '../workers/statusChanges.ts';
 
 // Canceling a message that has not been submitted. The dispatcher claims a message by setting a
 // lease on it (db/claims.ts) and submits it only while it holds that lease; so a message may be
@@ -23,7 +22,7 @@ export type CancelOutcome =
 /** Cancels the project's message in the caller's transaction, with its event and webhooks. */
 export async function cancelMessage(
   trx: Db,
-  notifier: Notifier,
+  recording: StatusRecording,
   projectId: string,
   id: string,
   now: number,
@@ -37,14 +36,11 @@ export async function cancelMessage(
     throw new DomainError('message_not_cancelable', { status: message.status });
   }
   if ((message.held_at ?? null) !== null) {
-    throw new DomainError('message_not_cancelable', 'The provider holds the message for quality assessment and may still send it: it cannot be canceled.');
+    throw errorOf('message_held_by_provider');
   }
   if (message.lease_expires_at !== null && message.lease_expires_at > now - LEASE_CLOCK_SLACK_MS) {
-    throw new DomainError(
-      'message_not_cancelable',
-      'The message is being submitted to the provider right now and cannot be canceled.',
-    );
+    throw errorOf('message_being_submitted');
   }
-  const webhooks = await recordStatusChanges(trx, { notifier }, [{ message, transitions: ['CANCELED'], occurredAt: now }], now);
+  const webhooks = await recordStatusChanges(trx, recording, [{ message, transitions: ['CANCELED'], occurredAt: now }], now);
   return { kind: 'canceled', message: (await findMessage(trx, projectId, id))!, webhooks };
 }

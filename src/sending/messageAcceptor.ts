@@ -6,7 +6,7 @@ import { claimIdempotencyKeys, findIdempotencyRecord, type IdempotencyRecord } f
 import { insertBatch } from '../db/batches.ts';
 import { currentTemplates, insertAcceptedMessages, type MessageRow } from '../db/messages.ts';
 import type { BatchesTable, TemplatesTable } from '../db/tables.ts';
-import { DomainError } from '../errors.ts';
+import { DomainError, errorOf } from '../errors.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
@@ -101,7 +101,7 @@ export class MessageAcceptor {
     }
     try {
       const outcome = await this.#committer.submit(request);
-      if (outcome === 'revoked') throw new DomainError('unauthorized', 'The API key was revoked.');
+      if (outcome === 'revoked') throw errorOf('api_key_revoked');
       if (outcome === 'stale') return { kind: 'stale' };
       if (outcome === 'key_taken') {
         // Another process committed this key first: answer as its replay (or as a reuse).
@@ -111,7 +111,7 @@ export class MessageAcceptor {
           request.idempotency!.key,
           Date.now(),
         );
-        if (!record) throw new DomainError('idempotency_request_in_progress', 'Retry this request shortly.');
+        if (!record) throw new DomainError('idempotency_request_in_progress');
         return replayOf(record, request.idempotency!.fingerprint);
       }
       this.#notifier.wakeLocal('messages', [request.projectId]);
@@ -171,7 +171,7 @@ export class MessageAcceptor {
     // The message row is the whole record of its acceptance: its QUEUED event is derived from it.
     for (const item of accepted) if (item.batch) await insertBatch(trx, item.batch);
     const messages = accepted.flatMap((item) => item.messages);
-    await insertAcceptedMessages(trx, messages, await this.#notifier.postgresChannel('messages'), notificationPayload(accepted.map((item) => item.projectId)));
+    await insertAcceptedMessages(trx, messages, await this.#notifier.databaseChannel('messages'), notificationPayload(accepted.map((item) => item.projectId)));
     return outcomes;
   }
 }

@@ -4,7 +4,7 @@ import { type ParameterRule, parameterProblems, recipientProblem, variablesMatch
 import { type MessageFields, messageFieldProblems, renderMessage, richParameters } from '../domain/templateMessage.ts';
 import { renderText, sendProblem } from '../domain/templates.ts';
 import type { RichSendParameters } from '../providers/provider.ts';
-import { DomainError, validationError } from '../errors.ts';
+import { DomainError, messageOf, validationError } from '../errors.ts';
 import type { TemplateParts } from './sendContexts.ts';
 
 // The rules of a send, each in one place, answered with the contract's error codes: the single
@@ -173,7 +173,7 @@ export function sendParameters(parts: TemplateParts, item: MessageFields): RichS
 }
 
 export function recipientSuppressed(to: string, at = ''): DomainError {
-  const message = `${to} is on this project’s suppression list (opted out); remove it with DELETE /v1/suppressions/{phoneNumber} to send to it.`;
+  const message = messageOf('recipient_suppressed', { to });
   return new DomainError('recipient_suppressed', message, {
     errors: [{ field: `${at}/to`, code: 'suppressed', message }],
   });

@@ -1,10 +1,8 @@
 import type { Db } from '../db/database.ts';
 import { addSuppressions, deleteSuppression, findSuppression, listSuppressions, type SuppressionRow, widenSuppression } from '../db/suppressions.ts';
-import { DomainError } from '../errors.ts';
+import { errorOf } from '../errors.ts';
 
 // The project's suppression list as its owner edits it: add (or widen) a number, read, remove.
-
-const NOT_LISTED = 'This number is not on the project’s suppression list.';
 
 /** Suppresses the number for every send; whether it was added (false: it was listed already). */
 export async function suppressNumber(
@@ -28,10 +26,10 @@ export function listSuppressedNumbers(db: Db, projectId: string, page: { limit: 
 
 export async function getSuppression(db: Db, projectId: string, phoneNumber: string): Promise<SuppressionRow> {
   const row = await findSuppression(db, projectId, phoneNumber);
-  if (!row) throw new DomainError('not_found', NOT_LISTED);
+  if (!row) throw errorOf('number_not_suppressed');
   return row;
 }
 
 export async function unsuppressNumber(trx: Db, projectId: string, phoneNumber: string): Promise<void> {
-  if (!(await deleteSuppression(trx, projectId, phoneNumber))) throw new DomainError('not_found', NOT_LISTED);
+  if (!(await deleteSuppression(trx, projectId, phoneNumber))) throw errorOf('number_not_suppressed');
 }

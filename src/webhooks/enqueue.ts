@@ -1,4 +1,4 @@
-import type { Db, DialectName } from '../db/database.ts';
+import type { Db } from '../db/database.ts';
 import type { WebhookDeliveryRow } from '../db/webhookDeliveries.ts';
 import { insertWebhookDeliveries } from '../db/webhookDeliveries.ts';
 import { type Destinations, findDestinations } from '../db/webhookEndpoints.ts';
@@ -47,7 +47,6 @@ export interface WebhookEventToDeliver {
  */
 export async function enqueueWebhookDelivery(
   trx: Db,
-  _dialect: DialectName,
   notifier: Notifier,
   event: StatusEventForWebhook,
   now: number,

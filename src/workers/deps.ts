@@ -5,6 +5,7 @@ import type { Database } from '../db/database.ts';
 import type { ErrorClassOf, Provider } from '../providers/provider.ts';
 import type { DropBurstWatch } from './heldMessages.ts';
 import type { CostPricing } from '../costs/charges.ts';
+import type { MessageCounters } from './messageCounters.ts';
 import type { Notifier } from './notifier.ts';
 
 // What the workers and the provider's reports are given by the composition root (app.ts). In a
@@ -20,6 +21,8 @@ export interface WorkerDeps {
   encryptionKey: Buffer;
   /** Prices delivered messages by the rate card (costs/charges.ts); absent: costs are not recorded. */
   costs?: CostPricing;
+  /** The app's message counters (messageCounters.ts); absent: not counted. */
+  counters?: MessageCounters;
 }
 
 export interface ReportDeps {
@@ -30,8 +33,10 @@ export interface ReportDeps {
   autoSuppress?: boolean;
   /** The provider's error classification (providers/provider.ts); absent: no code suppresses anyone. */
   errorClassOf?: ErrorClassOf;
-  /** Watches 132015 failures for bursts (tests give one with their own clock); default: one per inbound. */
+  /** Watches drops of held messages for bursts (tests give one with their own clock); default: one per inbound. */
   dropBurstWatch?: DropBurstWatch;
   /** Prices delivered messages by the rate card; absent: costs are not recorded. */
   costs?: CostPricing;
+  /** The app's message counters (messageCounters.ts); absent: not counted. */
+  counters?: MessageCounters;
 }

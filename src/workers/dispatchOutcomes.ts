@@ -7,7 +7,6 @@ import { lockMessages, type MessageRow } from '../db/messages.ts';
 import { withJitter } from '../domain/durations.ts';
 import { transitionsFor } from '../domain/messageStatus.ts';
 import type { SendOutcome } from '../providers/provider.ts';
-import { heldMessagesCounter } from './heldMessages.ts';
 import { type MessageUpdate, recordStatusChanges, type StatusChange, type StatusRecording } from './statusChanges.ts';
 
 const JITTER = 0.1;
@@ -74,7 +73,7 @@ export class OutcomeRecorder {
             updated_at: now,
           },
         });
-        heldMessagesCounter.inc({ event: 'held' });
+        this.#recording.counters?.held.inc({ event: 'held' });
         continue;
       }
       if (outcome.kind === 'accepted') {

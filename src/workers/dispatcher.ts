@@ -135,7 +135,7 @@ export class Dispatcher {
     this.#gate = gate;
     this.#recorder = new OutcomeRecorder(
       deps.database,
-      { notifier: deps.notifier, autoSuppress: deps.config.autoSuppress, errorClassOf: deps.provider.errorClassOf },
+      { notifier: deps.notifier, autoSuppress: deps.config.autoSuppress, errorClassOf: deps.provider.errorClassOf, counters: deps.counters },
       deps.config.sendRetryScheduleMs,
       deps.costs,
     );
@@ -292,7 +292,7 @@ export class Dispatcher {
     const leaseEnd = now + this.#leaseMs;
     // A claim lost with the machine is claimed again once its lease runs out: not synced one by one.
     const rows = await database.withoutSync((db) =>
-      claimProjectHeads(db, database.dialect, 'messages', { now, leaseMs: this.#leaseMs, quotas }),
+      claimProjectHeads(db, 'messages', { now, leaseMs: this.#leaseMs, quotas }),
     );
     const policies = await this.#productPolicies(rows, senders);
     const claimedPerProject = new Map<string, number>();
@@ -576,7 +576,7 @@ export class Dispatcher {
     for (const [current, ids] of byLease) {
       try {
         const renewed = new Set(
-          await moveLeases(database.db, database.dialect, 'messages', ids, current, { dueAt: leaseEnd, leaseEnd }),
+          await moveLeases(database.db, 'messages', ids, current, { dueAt: leaseEnd, leaseEnd }),
         );
         const lost = new Set<string>();
         for (const id of ids) {
@@ -612,7 +612,7 @@ export class Dispatcher {
     }
     const now = Date.now();
     for (const [current, ids] of byLease) {
-      await moveLeases(database.db, database.dialect, 'messages', ids, current, { dueAt: now, leaseEnd: null });
+      await moveLeases(database.db, 'messages', ids, current, { dueAt: now, leaseEnd: null });
     }
   }
 }

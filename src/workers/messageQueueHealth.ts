@@ -1,10 +1,8 @@
-import { sql } from 'kysely';
-import { Counter, Gauge, type Registry } from 'prom-client';
-import { queuedProjects } from '../db/claims.ts';
+import { Gauge, type Registry } from 'prom-client';
+import { queueDepth, queuedProjects } from '../db/claims.ts';
 import type { Db } from '../db/database.ts';
 import { lastWorkerHeartbeat } from '../db/workerHeartbeats.ts';
 import { sampled } from './sampled.ts';
-import { dropBurstsCounter, droppedMessagesCounter, heldMessagesCounter } from './heldMessages.ts';
 
 /** When the oldest message that is due and not claimed fell due (one seek per project with work). */
 export async function oldestUnclaimedDueAt(db: Db, now: number): Promise<number | undefined> {
@@ -29,26 +27,13 @@ export async function dispatchStall(db: Db, now: number, stallMs: number): Promi
   return `No worker has claimed due messages ${since}; the oldest has waited ${Math.round((now - oldest) / 1000)} s. Start or check the worker processes.`;
 }
 
-/** Status changes recorded, by new status (counted as recorded, in their transaction). */
-export const statusChangesCounter = new Counter({
-  name: 'svc_message_status_changes_total',
-  help: 'Message status changes recorded, by the new status.',
-  labelNames: ['status'] as const,
-  registers: [],
-});
-
 /**
  * The message queue's gauges. A scrape never scans: the figures are sampled at most every 10 s
  * (a count over the queued rows' partial index, and one seek per project with work).
  */
 export function registerMessageQueueMetrics(registry: Registry, db: Db): void {
-  registry.registerMetric(statusChangesCounter);
-  registry.registerMetric(heldMessagesCounter);
-  registry.registerMetric(droppedMessagesCounter);
-  registry.registerMetric(dropBurstsCounter);
   const current = sampled(async () => {
-    const count = await sql<{ n: number | string }>`select count(*) as n from messages where due_at is not null`.execute(db);
-    return { depth: Number(count.rows[0]?.n ?? 0), oldestDueAt: await oldestUnclaimedDueAt(db, Date.now()) };
+    return { depth: await queueDepth(db, 'messages'), oldestDueAt: await oldestUnclaimedDueAt(db, Date.now()) };
   });
   new Gauge({
     name: 'svc_messages_queued',

@@ -12,7 +12,7 @@ import { transitionsForReport } from '../domain/messageStatus.ts';
 import { reportedTime } from '../domain/reportedTime.ts';
 import type { ProviderReport, RecipientIdentities, ReportResult } from '../providers/provider.ts';
 import type { ReportDeps } from './deps.ts';
-import { DROPPED_CODE, DropBurstWatch, heldMessagesCounter } from './heldMessages.ts';
+import { DEFAULT_DROP_BURST, DropBurstWatch } from './heldMessages.ts';
 import { type MessageUpdate, recordStatusChanges, type StatusChange } from './statusChanges.ts';
 
 type MessageReport = Extract<ProviderReport, { kind: 'message' }>;
@@ -71,12 +71,13 @@ function learnedIdentity(
  */
 export function createMessageReports(deps: ReportDeps): (report: MessageReport) => Promise<ReportResult> {
   const committer = new GroupCommitter<MessageReport, Applied>(deps.database, (trx, reports) => applyReports(deps, trx, reports));
-  const drops = deps.dropBurstWatch ?? new DropBurstWatch(deps.logger);
+  const drops = deps.dropBurstWatch ?? new DropBurstWatch(deps.logger, DEFAULT_DROP_BURST, Date.now, deps.counters);
   return async (report) => {
     const applied = await committer.submit(report);
-    // Counted once committed: a failure with 132015 that moved a message (a repeat changes nothing).
-    if (applied !== 'unchanged' && applied !== 'unknown' && report.status === 'FAILED' && report.error?.code === DROPPED_CODE) {
-      drops.record(report.phoneNumberId ?? 'unknown');
+    // Counted once committed: a drop of a held message that moved it (a repeat changes nothing).
+    const error = report.status === 'FAILED' ? report.error : undefined;
+    if (applied !== 'unchanged' && applied !== 'unknown' && error && deps.errorClassOf?.(error.code) === 'held_dropped') {
+      drops.record(report.phoneNumberId ?? 'unknown', error.code);
     }
     if (applied !== 'webhooks') return applied;
     deps.notifier.wakeLocal('webhooks');
@@ -85,18 +86,13 @@ export function createMessageReports(deps: ReportDeps): (report: MessageReport) 
 }
 
 async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[]): Promise<Applied[]> {
-  const { dialect } = deps.database;
   const now = Date.now();
   const results: Applied[] = reports.map(() => 'unknown');
   let pending = reports.map((report, index) => ({ report, index }));
   // One report per message in each pass, so two reports about one message apply in their order,
   // the second to the row the first left.
   while (pending.length > 0) {
-    const { byId, byProviderId } = await lockReportedMessages(
-      trx,
-      dialect,
-      pending.map(({ report }) => report),
-    );
+    const { byId, byProviderId } = await lockReportedMessages(trx, pending.map(({ report }) => report));
     const changes: StatusChange[] = [];
     const updates: MessageUpdate[] = [];
     const links: { projectId: string; a: string; b: string }[] = [];
@@ -119,7 +115,7 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
         continue;
       }
       const held = (message.held_at ?? null) !== null && message.status === 'QUEUED';
-      // A held message Meta drops (132015) was never sent: QUEUED → FAILED, without SENT.
+      // A held message the provider drops was never sent: QUEUED → FAILED, without SENT.
       const transitions = held && report.status === 'FAILED' ? ['FAILED' as const] : transitionsForReport(message.status, report.status);
       // Meta's price of the message comes with its sent, delivered and read statuses, late or not.
       const pricing = report.pricing && JSON.stringify(report.pricing);
@@ -151,7 +147,7 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
         }
         continue;
       }
-      if (held) heldMessagesCounter.inc({ event: transitions.at(-1) === 'FAILED' ? 'dropped' : 'released' });
+      if (held) deps.counters?.held.inc({ event: transitions.at(-1) === 'FAILED' ? 'dropped' : 'released' });
       changes.push({
         message,
         transitions,
@@ -162,7 +158,7 @@ async function applyReports(deps: ReportDeps, trx: Db, reports: MessageReport[])
       });
       changed.push(index);
     }
-    const enqueued = await recordStatusChanges(trx, { notifier: deps.notifier, autoSuppress: deps.autoSuppress, errorClassOf: deps.errorClassOf }, changes, now, updates);
+    const enqueued = await recordStatusChanges(trx, { notifier: deps.notifier, autoSuppress: deps.autoSuppress, errorClassOf: deps.errorClassOf, counters: deps.counters }, changes, now, updates);
     // In one order across transactions (see linkIdentities).
     links.sort((x, y) => (x.projectId + x.a + x.b < y.projectId + y.a + y.b ? -1 : 1));
     for (const { projectId, a, b } of links.splice(0)) await linkIdentities(trx, projectId, a, b, 'status', now);

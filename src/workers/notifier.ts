@@ -1,14 +1,12 @@
-import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type pg from 'pg';
-import { sql } from 'kysely';
 import type { Database, Db } from '../db/database.ts';
+import { channelPrefix, notifiesAcrossProcesses, notifyAtCommit } from '../db/notifications.ts';
 
 /** Work queues that can be woken: each is a table some worker claims from. */
 export type Channel = 'messages' | 'webhooks' | 'templates' | 'sandbox' | 'accounts';
 const CHANNELS: Channel[] = ['messages', 'webhooks', 'templates', 'sandbox', 'accounts'];
-const PG_PREFIX = 'svc_';
 /** PostgreSQL takes payloads under 8,000 bytes: a longer list of projects is sent as none. */
 const MAX_PAYLOAD_LENGTH = 7000;
 
@@ -52,8 +50,9 @@ export class Notifier {
    * the projects it is for; in-process, the next wakeLocal (after the commit) names them.
    */
   async notifyInTransaction(trx: Db, channel: Channel, projectIds: Iterable<string> = []): Promise<void> {
-    if (this.#database.dialect === 'postgres') {
-      await sql`select pg_notify(${await this.postgresChannel(channel)}, ${notificationPayload(projectIds)})`.execute(trx);
+    const databaseChannel = await this.databaseChannel(channel);
+    if (databaseChannel !== undefined) {
+      await notifyAtCommit(trx, databaseChannel, notificationPayload(projectIds));
     } else {
       this.#remember(channel, projectIds);
     }
@@ -66,21 +65,16 @@ export class Notifier {
   }
 
   /**
-   * The PostgreSQL channel of a queue, for a statement that notifies it itself (`pg_notify`);
-   * undefined with SQLite, where only this process's workers are woken (wakeLocal).
+   * The database's channel for a queue, for a statement that notifies it itself (`pg_notify`);
+   * undefined when the database notifies no other process (SQLite), where only this process's
+   * workers are woken (wakeLocal).
    */
-  async postgresChannel(channel: Channel): Promise<string | undefined> {
-    return this.#database.dialect === 'postgres' ? (await this.#prefix()) + channel : undefined;
+  async databaseChannel(channel: Channel): Promise<string | undefined> {
+    return notifiesAcrossProcesses(this.#database.db) ? (await this.#prefix()) + channel : undefined;
   }
 
-  /**
-   * Channels are per database, not per schema: they are named after the schema (a short hash of
-   * its name), so two deployments in two schemas of one database never wake each other.
-   */
   #prefix(): Promise<string> {
-    this.#channelPrefix ??= sql<{ schema: string }>`select current_schema() as schema`
-      .execute(this.#database.db)
-      .then((result) => `${PG_PREFIX}${createHash('sha256').update(result.rows[0]!.schema).digest('hex').slice(0, 12)}_`);
+    this.#channelPrefix ??= channelPrefix(this.#database.db);
     return this.#channelPrefix;
   }
 

@@ -4,9 +4,11 @@ import { Counter } from 'prom-client';
 import type { RetentionConfig } from '../config.ts';
 import type { Database, Db } from '../db/database.ts';
 import {
+  checkpointAfterStep,
   compactCountsStep,
   DAY_MS,
   finishPurge,
+  type OwnRetention,
   type PassBounds,
   projectIdsAfter,
   projectsWithOwnRetention,
@@ -17,11 +19,11 @@ import {
   type PurgedCounts,
   type PurgedKind,
   renewPurgeLease,
-  sqliteCheckpoint,
-  sqliteIncrementalVacuum,
-  sqliteVacuumStep,
+  purgeScopes,
+  returnsFreedPages,
   type Step,
   takePurgeLease,
+  vacuumStep,
 } from '../db/retention.ts';
 import { deleteStaleLinks } from '../db/recipientLinks.ts';
 import { expireCosts } from '../db/messageCosts.ts';
@@ -67,7 +69,6 @@ export function startPurgeRun(
   now: number,
   countsRolledUpThrough: number,
 ): PurgeRun {
-  const { dialect } = database;
   const limit = retention.batchSize;
   const db = database.db;
   // A purge a crash loses is redone by the next run: its commits are not synced one by one. On
@@ -76,7 +77,7 @@ export function startPurgeRun(
   const unsynced = <T>(work: (db: Db) => Promise<T>) =>
     database.withoutSync(async (db) => {
       const result = await work(db);
-      if (dialect === 'sqlite') await sqliteCheckpoint(db);
+      await checkpointAfterStep(db);
       return result;
     });
   const day = (ms: number) => ms - (ms % DAY_MS);
@@ -101,40 +102,22 @@ export function startPurgeRun(
     const deliveriesCutoff = now - retention.webhookDeliveriesMs;
     const own = await projectsWithOwnRetention(db);
 
-    const messagesStep = (b: PassBounds) => unsynced((db) => purgeMessagesStep(db, dialect, b));
-    const deliveriesStep = (b: PassBounds) => unsynced((db) => purgeDeliveriesStep(db, dialect, b));
-    const deliveriesCutoffOf = (project: (typeof own)[number] | undefined) => {
-      const ms = Math.min(project?.webhook_delivery_retention_ms ?? Infinity, project?.message_retention_ms ?? Infinity);
-      return ms === Infinity || ms >= retention.webhookDeliveriesMs ? deliveriesCutoff : now - ms;
+    const purgeStep = {
+      messages: (b: PassBounds) => unsynced((db) => purgeMessagesStep(db, b)),
+      webhook_deliveries: (b: PassBounds) => unsynced((db) => purgeDeliveriesStep(db, b)),
     };
-    if (dialect === 'postgres') {
-      // PostgreSQL keys messages and deliveries by (project_id, id) and has no ordered index on id
-      // alone (migration 0014_keyed_by_project): a pass walks one project's oldest rows at a time, each project with
-      // its own retention or the operator's.
-      const ownById = new Map(own.map((project) => [project.id, project]));
-      for (let afterProject = ''; ; ) {
-        const projects = await projectIdsAfter(db, afterProject, PROJECTS_PER_COUNTS_STEP);
-        for (const projectId of projects) {
-          const project = ownById.get(projectId);
-          const messagesMs = project?.message_retention_ms ?? null;
-          yield* pass('messages', messagesStep, messagesMs === null ? messagesCutoff : now - messagesMs, projectId);
-          yield* pass('webhook_deliveries', deliveriesStep, deliveriesCutoffOf(project), projectId);
-        }
-        if (projects.length < PROJECTS_PER_COUNTS_STEP) break;
-        afterProject = projects.at(-1)!;
-      }
-    } else {
-      // The operator's retention for everyone, then each project's shorter one on its own rows.
-      yield* pass('messages', messagesStep, messagesCutoff);
-      for (const project of own) {
-        if (project.message_retention_ms === null) continue;
-        yield* pass('messages', messagesStep, now - project.message_retention_ms, project.id);
-      }
-      yield* pass('webhook_deliveries', deliveriesStep, deliveriesCutoff);
-      for (const project of own) {
-        const cutoff = deliveriesCutoffOf(project);
-        if (cutoff !== deliveriesCutoff) yield* pass('webhook_deliveries', deliveriesStep, cutoff, project.id);
-      }
+    const cutoffs = {
+      messages: (project: OwnRetention | undefined) => {
+        const ms = project?.message_retention_ms ?? null;
+        return ms === null ? messagesCutoff : now - ms;
+      },
+      deliveries: (project: OwnRetention | undefined) => {
+        const ms = Math.min(project?.webhook_delivery_retention_ms ?? Infinity, project?.message_retention_ms ?? Infinity);
+        return ms === Infinity || ms >= retention.webhookDeliveriesMs ? deliveriesCutoff : now - ms;
+      },
+    };
+    for await (const scope of purgeScopes(db, own, cutoffs, PROJECTS_PER_COUNTS_STEP)) {
+      yield* pass(scope.pass, purgeStep[scope.pass], scope.cutoff, scope.projectId);
     }
     yield* pass('batches', (b) => unsynced((db) => purgeBatchesStep(db, b)), messagesCutoff);
     for (const project of own) {
@@ -174,7 +157,7 @@ export function startPurgeRun(
       const projects = await projectIdsAfter(db, afterProject, PROJECTS_PER_COUNTS_STEP);
       for (const projectId of projects) {
         for (let more = true; more; ) {
-          const result = await unsynced((db) => compactCountsStep(db, dialect, projectId, window));
+          const result = await unsynced((db) => compactCountsStep(db, projectId, window));
           more = result.more;
           if ((result.deleted.message_counts ?? 0) + (result.deleted.message_counts_rolled_up ?? 0) > 0) {
             yield { pass: 'message_counts', projectId, deleted: result.deleted, scanned: 0 };
@@ -192,10 +175,10 @@ export function startPurgeRun(
       yield { pass: 'message_counts', deleted: {}, scanned: projects.length };
     }
 
-    // SQLite: hand the pages freed back to the file system, a bounded number per step.
-    if (dialect === 'sqlite' && (await sqliteIncrementalVacuum(db))) {
+    // Hand the pages freed back to the file system (SQLite), a bounded number per step.
+    if (await returnsFreedPages(db)) {
       for (let free = Infinity; free > 0; ) {
-        free = await unsynced((db) => sqliteVacuumStep(db, PAGES_PER_VACUUM_STEP));
+        free = await unsynced((db) => vacuumStep(db, PAGES_PER_VACUUM_STEP));
         yield { pass: 'vacuum', deleted: {}, scanned: 0 };
       }
     }

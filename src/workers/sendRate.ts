@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import type { Database } from '../db/database.ts';
+import { deleteSendRateWindowsBefore, reserveSendRateWindows, sendRateShared } from '../db/sendRateWindows.ts';
 
 // Pacing per phone number to its throughput (messages per second). Each calendar second is cut
 // into 100 ms windows that share the second's budget exactly, so sending is smooth rather than a
@@ -36,7 +36,7 @@ export interface SendRateGate {
   reserve(phoneNumberId: string, wanted: number, maxPerSecond: number, now: number): Promise<number>;
 }
 
-/** With SQLite one process sends, so memory is enough. */
+/** With one sending process (SQLite), memory is enough. */
 export class MemorySendRateGate implements SendRateGate {
   readonly #windows = new Map<string, { start: number; count: number }>();
 
@@ -65,12 +65,12 @@ interface PendingReservation {
 const CLEANUP_EVERY_MS = 60_000;
 
 /**
- * With PostgreSQL every worker process reserves from shared counter rows, so the cap holds across
+ * With several sending processes (PostgreSQL) each reserves from shared counter rows, so the cap holds across
  * processes. The reservations asked for in one turn of the event loop go to the database as one
  * upsert (one round trip for every number), whose row locks serialise workers on a number's
  * window: each takes what is left of it.
  */
-export class PostgresSendRateGate implements SendRateGate {
+export class SharedSendRateGate implements SendRateGate {
   readonly #database: Database;
   #pending: PendingReservation[] = [];
   #lastCleanup = 0;
@@ -108,7 +108,7 @@ export class PostgresSendRateGate implements SendRateGate {
         seen.add(key);
       }
       try {
-        const granted = await this.#upsert(now);
+        const granted = await reserveSendRateWindows(this.#database.db, now);
         for (const item of now) item.resolve(granted.get(`${item.phoneNumberId}\n${item.windowStart}`) ?? 0);
       } catch (error) {
         for (const item of now) item.reject(error);
@@ -118,36 +118,14 @@ export class PostgresSendRateGate implements SendRateGate {
     await this.#cleanup();
   }
 
-  async #upsert(unordered: PendingReservation[]): Promise<Map<string, number>> {
-    // Every process locks the rows in the same order, or two of them deadlock on each other's numbers.
-    const items = unordered.toSorted((a, b) => (a.phoneNumberId < b.phoneNumberId ? -1 : a.phoneNumberId > b.phoneNumberId ? 1 : 0));
-    const result = await sql<{ phone_number_id: string; window_start: number; granted: number }>`
-      insert into send_rate_windows as w (phone_number_id, window_start, count, budget, granted)
-      select r.n, r.s, least(r.want, r.budget), r.budget, least(r.want, r.budget)
-      from unnest(${items.map((item) => item.phoneNumberId)}::text[], ${items.map((item) => item.windowStart)}::bigint[],
-                  ${items.map((item) => Math.max(0, item.wanted))}::int[], ${items.map((item) => item.budget)}::int[])
-        as r(n, s, want, budget)
-      order by r.n
-      on conflict (phone_number_id, window_start) do update set
-        granted = greatest(0, least(excluded.count, excluded.budget - w.count)),
-        count = w.count + greatest(0, least(excluded.count, excluded.budget - w.count)),
-        budget = excluded.budget
-      returning phone_number_id, window_start, granted`.execute(this.#database.db);
-    return new Map(result.rows.map((row) => [`${row.phone_number_id}\n${row.window_start}`, Number(row.granted)]));
-  }
-
   async #cleanup(): Promise<void> {
     const now = Date.now();
     if (now - this.#lastCleanup < CLEANUP_EVERY_MS) return;
     this.#lastCleanup = now;
-    await this.#database.db
-      .deleteFrom('send_rate_windows')
-      .where('window_start', '<', now - CLEANUP_EVERY_MS)
-      .execute()
-      .catch(() => {});
+    await deleteSendRateWindowsBefore(this.#database.db, now - CLEANUP_EVERY_MS).catch(() => {});
   }
 }
 
 export function createSendRateGate(database: Database): SendRateGate {
-  return database.dialect === 'postgres' ? new PostgresSendRateGate(database) : new MemorySendRateGate();
+  return sendRateShared(database.db) ? new SharedSendRateGate(database) : new MemorySendRateGate();
 }

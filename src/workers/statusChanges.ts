@@ -7,7 +7,7 @@ import type { ReportedStatus } from '../domain/messageStatus.ts';
 import type { ErrorClassOf, ProviderError } from '../providers/provider.ts';
 import { suppressMarketingStopped, suppressOptedOutRecipients } from '../sending/autoSuppress.ts';
 import { enqueueWebhookDeliveries, type StatusEventForWebhook } from '../webhooks/enqueue.ts';
-import { statusChangesCounter } from './messageQueueHealth.ts';
+import type { MessageCounters } from './messageCounters.ts';
 import type { Notifier } from './notifier.ts';
 
 const TIMESTAMP_COLUMN = {
@@ -49,6 +49,8 @@ export interface StatusRecording {
   autoSuppress?: boolean;
   /** The provider's error classification (suppressions follow it); absent: no code means anything. */
   errorClassOf?: ErrorClassOf;
+  /** The app's counters (messageCounters.ts); absent: not counted. */
+  counters?: MessageCounters;
 }
 
 /**
@@ -60,7 +62,7 @@ export interface StatusRecording {
  */
 export async function recordStatusChanges(
   trx: Db,
-  { notifier, autoSuppress = false, errorClassOf = () => undefined }: StatusRecording,
+  { notifier, autoSuppress = false, errorClassOf = () => undefined, counters }: StatusRecording,
   changes: readonly StatusChange[],
   now: number,
   otherUpdates: readonly MessageUpdate[] = [],
@@ -94,7 +96,7 @@ export async function recordStatusChanges(
   await countStatusChanges(trx, events, changes.map((change) => change.message));
   await suppressMarketingStopped(trx, changes, errorClassOf, now);
   if (autoSuppress) await suppressOptedOutRecipients(trx, changes, errorClassOf, now);
-  for (const event of events) statusChangesCounter.inc({ status: event.status });
+  if (counters) for (const event of events) counters.statusChanges.inc({ status: event.status });
   return enqueueWebhookDeliveries(trx, notifier, webhooks, now);
 }
 

@@ -41,7 +41,7 @@ export async function applyTemplateReview(deps: ReportDeps, report: TemplateRepo
   const { providerStatus } = report;
   const defaultReason = report.status === 'REJECTED' ? 'Rejected by the provider.' : null;
   let enqueued = false;
-  const result = await setTemplateStatus(deps.database.db, deps.database.dialect, report.templateId, {
+  const result = await setTemplateStatus(deps.database.db, report.templateId, {
     to: report.status,
     providerStatus,
     reason: report.reason ?? defaultReason,
@@ -63,7 +63,7 @@ export async function applyTemplateCategory(deps: ReportDeps, report: CategoryRe
   const known = (category: string) => (TEMPLATE_CATEGORIES as readonly string[]).includes(category);
   if (!known(report.category) || (report.upcoming && !known(report.upcoming.category))) return 'unchanged';
   const now = Date.now();
-  const result = await setTemplateCategory(deps.database.db, deps.database.dialect, report.templateId, {
+  const result = await setTemplateCategory(deps.database.db, report.templateId, {
     category: report.category,
     upcoming: report.upcoming,
     occurredAt: reportedTime(report.occurredAt, { notBefore: 0, now }),
@@ -83,7 +83,7 @@ export interface TemplateReviewDeps extends ReportDeps {
  * the templates table, so a review outlives the process that registered the template.
  */
 export function createTemplateReviewJob(deps: TemplateReviewDeps): Job {
-  const { db, dialect } = deps.database;
+  const { db } = deps.database;
 
   async function review(template: TemplateRow, now: number): Promise<void> {
     if (template.status !== 'PENDING') {
@@ -122,7 +122,7 @@ export function createTemplateReviewJob(deps: TemplateReviewDeps): Job {
   return {
     name: 'template-review',
     async runOnce(now) {
-      const due = await claimDueTemplateReviews(db, dialect, { now, limit: REVIEW_BATCH, leaseMs: REVIEW_LEASE_MS });
+      const due = await claimDueTemplateReviews(db, { now, limit: REVIEW_BATCH, leaseMs: REVIEW_LEASE_MS });
       for (const template of due) {
         try {
           await review(template, now);

@@ -313,8 +313,7 @@ export class WebhookDeliveryJob implements Job {
 
   /** Gives a claimed delivery back, due when its receiver's circuit may be probed: not an attempt. */
   async #holdBack(row: WebhookDeliveryRow, leaseEnd: number, until: number): Promise<void> {
-    const { db, dialect } = this.#deps.database;
-    await moveLeases(db, dialect, 'webhook_deliveries', [row.id], leaseEnd, { dueAt: until, leaseEnd: null });
+    await moveLeases(this.#deps.database.db, 'webhook_deliveries', [row.id], leaseEnd, { dueAt: until, leaseEnd: null });
     this.#deps.logger.info(
       { deliveryId: row.id, origin: originOf(row.url), until: new Date(until).toISOString() },
       'webhook delivery held back: its receiver’s circuit is open',

@@ -1,6 +1,7 @@
 import type { Database, Db } from '../db/database.ts';
 import { GroupCommitter } from '../db/groupCommit.ts';
 import {
+  claimsJoinGroupCommit,
   claimWebhookDeliveries,
   type DeliveryClaim,
   deleteWebhookCircuit,
@@ -45,20 +46,18 @@ export class WebhookRecorder {
   }
 
   /**
-   * Claims deliveries (db/webhookDeliveries.ts claimWebhookDeliveries). On SQLite in the next
-   * group commit: every commit is an fsync on the one connection. On PostgreSQL at once: a claim
-   * is one statement on a connection of its own, and waiting for others' commits only delays it.
+   * Claims deliveries (db/webhookDeliveries.ts claimWebhookDeliveries): in the next group commit,
+   * or at once where a claim gains nothing by waiting for others' commits (claimsJoinGroupCommit).
    */
   claim(claim: DeliveryClaim): Promise<WebhookDeliveryRow[]> {
-    const { db, dialect } = this.#database;
-    if (dialect === 'postgres') return claimWebhookDeliveries(db, dialect, claim);
+    const { db } = this.#database;
+    if (!claimsJoinGroupCommit(db)) return claimWebhookDeliveries(db, claim);
     return this.#committer.submit({ kind: 'claim', claim });
   }
 
   async #commit(trx: Db, items: Entry[]): Promise<WebhookDeliveryRow[][]> {
     await recordWebhookAttempts(
       trx,
-      this.#database.dialect,
       items.flatMap((item) => (item.kind === 'attempt' ? [item.recorded] : [])),
     );
     const results: WebhookDeliveryRow[][] = [];
@@ -70,7 +69,7 @@ export class WebhookRecorder {
     }
     for (const [index, item] of items.entries()) {
       results[index] =
-        item.kind === 'claim' ? await claimWebhookDeliveries(trx, this.#database.dialect, item.claim) : [];
+        item.kind === 'claim' ? await claimWebhookDeliveries(trx, item.claim) : [];
     }
     return results;
   }

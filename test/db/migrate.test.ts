@@ -23,8 +23,8 @@ for (const kind of databaseKinds()) {
       const database = openDatabase(testDb.url, { poolSize: 2 });
       try {
         assert.equal(await isSchemaCurrent(database.db), false);
-        assert.deepEqual(await migrateToLatest(database.db, database.dialect), Object.keys(migrations));
-        assert.deepEqual(await migrateToLatest(database.db, database.dialect), []);
+        assert.deepEqual(await migrateToLatest(database.db), Object.keys(migrations));
+        assert.deepEqual(await migrateToLatest(database.db), []);
         assert.equal(await isSchemaCurrent(database.db), true);
       } finally {
         await database.close();
@@ -62,11 +62,11 @@ for (const kind of databaseKinds()) {
         assert.ok(ranInOrder.indexOf('0009_sending') > ranInOrder.indexOf('0010_message_counts'));
         assert.equal(await isSchemaCurrent(db), false);
 
-        assert.deepEqual(await migrateToLatest(db, database.dialect), names.slice(had.length));
+        assert.deepEqual(await migrateToLatest(db), names.slice(had.length));
         assert.equal(await isSchemaCurrent(db), true);
         const recorded = (await sql<{ name: string }>`select name from svc_migrations order by timestamp, name`.execute(db)).rows.map((row) => row.name);
         assert.deepEqual(recorded, names);
-        assert.deepEqual(await migrateToLatest(db, database.dialect), []);
+        assert.deepEqual(await migrateToLatest(db), []);
       } finally {
         await database.close();
         await testDb.drop();
@@ -77,11 +77,11 @@ for (const kind of databaseKinds()) {
       const testDb = await createTestDatabase(kind);
       const database = openDatabase(testDb.url, { poolSize: 2 });
       try {
-        await migrateToLatest(database.db, database.dialect);
+        await migrateToLatest(database.db);
         await sql`insert into svc_migrations (name, timestamp) values ('9999_from_the_future', '2030-01-01')`.execute(
           database.db,
         );
-        await assert.rejects(migrateToLatest(database.db, database.dialect), (error: Error) => {
+        await assert.rejects(migrateToLatest(database.db), (error: Error) => {
           assert.ok(error instanceof SchemaError);
           assert.match(error.message, /newer than this version of svc.*9999_from_the_future/);
           return true;

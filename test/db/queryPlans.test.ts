@@ -114,7 +114,7 @@ function indexOfAlias(recorded: RecordedPlan, alias: string): string | undefined
 
 /** The webhook worker's claim: candidates (`q`) from the project's queue, earlier events (`e`) by their message. */
 async function assertClaimWalks(explaining: ExplainingDb, database: Database, projectId: string, now: number): Promise<void> {
-  await claimWebhookDeliveries(explaining.db, database.dialect, { now, leaseMs: 30_000, quotas: new Map([[projectId, 50]]) });
+  await claimWebhookDeliveries(explaining.db, { now, leaseMs: 30_000, quotas: new Map([[projectId, 50]]) });
   const claim = explaining.take().find((plan) => /^\s*update "?webhook_deliveries/.test(plan.sql))!;
   const description = `${claim.sql}\n  plan: ${describePlan(claim.plan)}`;
   assert.equal(indexOfAlias(claim, 'q'), 'webhook_deliveries_queue', description);
@@ -133,7 +133,7 @@ for (const kind of databaseKinds()) {
     before(async () => {
       const testDb = await createTestDatabase(kind);
       database = openDatabase(testDb.url, { poolSize: 2 });
-      await migrateToLatest(database.db, database.dialect);
+      await migrateToLatest(database.db);
       await seedBulk(database, SHAPE);
       explaining = explainingDb(database);
     });
@@ -323,7 +323,7 @@ for (const kind of databaseKinds()) {
     before(async () => {
       const testDb = await createTestDatabase(kind);
       database = openDatabase(testDb.url, { poolSize: 2 });
-      await migrateToLatest(database.db, database.dialect);
+      await migrateToLatest(database.db);
       explaining = explainingDb(database);
     });
     after(async () => {
@@ -336,7 +336,7 @@ for (const kind of databaseKinds()) {
     });
 
     it('the dispatcher’s claim and both workers’ page of queued projects: the queue indexes', async () => {
-      await claimProjectHeads(explaining.db, database.dialect, 'messages', { now: Date.now(), leaseMs: 30_000, quotas: new Map([[projectIdOf(1), 50]]) });
+      await claimProjectHeads(explaining.db, 'messages', { now: Date.now(), leaseMs: 30_000, quotas: new Map([[projectIdOf(1), 50]]) });
       const claim = explaining.take().find((plan) => /^\s*update "?messages/.test(plan.sql))!;
       assert.equal(indexOfAlias(claim, 'q'), 'messages_queue', `${claim.sql}\n  plan: ${describePlan(claim.plan)}`);
       for (const table of ['messages', 'webhook_deliveries'] as const) {

@@ -48,7 +48,7 @@ for (const kind of databaseKinds()) {
         });
         const channel = kind === 'postgres' ? 'svc_test_records_sandbox' : undefined;
         await db.transaction().execute((trx) =>
-          insertSandboxRecords(trx, database.dialect, [record(message.id, 1, 2), record('msg_erased', 2, 2), record(message.id, 3, 0)], channel),
+          insertSandboxRecords(trx, [record(message.id, 1, 2), record('msg_erased', 2, 2), record(message.id, 3, 0)], channel),
         );
         const submissions = await db.selectFrom('sandbox_submissions').selectAll().orderBy('id').execute();
         assert.deepEqual(
@@ -67,7 +67,7 @@ for (const kind of databaseKinds()) {
           ],
         );
         // Only erased messages: nothing written, no error.
-        await db.transaction().execute((trx) => insertSandboxRecords(trx, database.dialect, [record('msg_gone', 4, 1)], channel));
+        await db.transaction().execute((trx) => insertSandboxRecords(trx, [record('msg_gone', 4, 1)], channel));
         assert.equal((await db.selectFrom('sandbox_submissions').select('id').execute()).length, 2);
       });
     });

@@ -36,7 +36,7 @@ for (const kind of databaseKinds()) {
         const turn = async (projectsPerTurn: number) => {
           const { due } = await rotation.next(now, projectsPerTurn);
           const quotas = new Map(due.map((projectId) => [projectId, 1]));
-          const rows = await claimProjectHeads(db, database.dialect, 'messages', { now, leaseMs: 60_000, quotas });
+          const rows = await claimProjectHeads(db, 'messages', { now, leaseMs: 60_000, quotas });
           const claimed = new Set(rows.map((row) => row.project_id));
           for (const projectId of due) rotation.served(projectId, claimed.has(projectId));
           now += 10;

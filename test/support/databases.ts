@@ -67,7 +67,7 @@ export async function withMigratedDatabase(
   const testDb = await createTestDatabase(kind);
   const database = openDatabase(testDb.url, { poolSize: options.poolSize ?? 2 });
   try {
-    await migrateToLatest(database.db, database.dialect);
+    await migrateToLatest(database.db);
     await work(database);
   } finally {
     await database.close();

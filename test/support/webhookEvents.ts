@@ -137,7 +137,7 @@ export async function emitStatus(
         created_at: now,
       })
       .execute();
-    return enqueueWebhookDelivery(trx, app.database.dialect, app.notifier, event, now);
+    return enqueueWebhookDelivery(trx, app.notifier, event, now);
   });
   if (enqueued && options.wake !== false) app.notifier.wakeLocal('webhooks');
   return { eventId, event, enqueued };

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
-import { MemorySendRateGate, PostgresSendRateGate, WINDOW_MS, windowBudget } from '../../src/workers/sendRate.ts';
+import { MemorySendRateGate, SharedSendRateGate, WINDOW_MS, windowBudget } from '../../src/workers/sendRate.ts';
 import { createTestDatabase } from '../support/databases.ts';
 
 describe('send pacing', () => {
@@ -34,8 +34,8 @@ describe('send pacing shared across processes (postgres)', { skip: !process.env.
     const one = openDatabase(testDb.url, { poolSize: 4 });
     const two = openDatabase(testDb.url, { poolSize: 4 });
     try {
-      await migrateToLatest(one.db, one.dialect);
-      const gates = [new PostgresSendRateGate(one), new PostgresSendRateGate(two)];
+      await migrateToLatest(one.db);
+      const gates = [new SharedSendRateGate(one), new SharedSendRateGate(two)];
       const windowStart = Math.floor(Date.now() / 1000) * 1000 + 60_000; // a window nobody else uses
       const asks: Promise<number>[] = [];
       for (let i = 0; i < 40; i++) {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors.ts';
+import { errorOf } from '../errors.ts';
 import { renderReference } from './reference/page.ts';
 
 // GET /docs: the API reference, one HTML page rendered here from the served OpenAPI document
@@ -61,7 +61,7 @@ export function registerDocs(app: FastifyInstance): void {
   app.get(`${PREFIX}/*`, { schema: { hide: true } }, async (request, reply) => {
     const name = (request.params as { '*': string })['*'];
     const file = name === '' ? (page ??= renderPage(app)) : FILES[name];
-    if (file === undefined) throw new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
+    if (file === undefined) throw errorOf('route_not_found', { method: request.method, path: request.url.split('?')[0]! });
     return send(request, reply, file);
   });
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors.ts';
+import { errorOf } from '../errors.ts';
 
 // The web console (console/): a single-page app, static files only, bundled by esbuild in memory
 // on the first request and kept for the life of the process. No build step, and no start-up
@@ -99,7 +99,7 @@ export async function consoleRoutes(app: FastifyInstance): Promise<void> {
     if (path.startsWith('assets/')) {
       const file = assets.get(path.slice('assets/'.length));
       if (!file || file.type.startsWith('text/html')) {
-        throw new ApiError('not_found', `No console file ${path}.`);
+        throw errorOf('console_file_not_found', { path });
       }
       return sendAsset(request, reply, file);
     }

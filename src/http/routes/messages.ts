@@ -237,7 +237,7 @@ export async function messageRoutes(app: FastifyInstance, ctx: HttpContext): Pro
     },
     async (request, reply) => {
       const outcome = await authorizedWrite(ctx, request, (trx) =>
-        cancelMessage(trx, ctx.notifier, request.auth.projectId, request.params.id, Date.now()),
+        cancelMessage(trx, { notifier: ctx.notifier, counters: ctx.counters }, request.auth.projectId, request.params.id, Date.now()),
       );
       if (outcome.kind === 'canceled' && outcome.webhooks) ctx.notifier.wakeLocal('webhooks');
       return sendJson(reply, messageJson(outcome.message));

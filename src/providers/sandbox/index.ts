@@ -4,7 +4,7 @@ import type { Config } from '../../config.ts';
 import { claimDue, nextDueAt } from '../../db/claims.ts';
 import type { Database, Db } from '../../db/database.ts';
 import { GroupCommitter } from '../../db/groupCommit.ts';
-import { insertSandboxRecords, type SandboxRecord } from '../../db/sandboxRecords.ts';
+import { countSandboxSubmissions, deleteSandboxReports, insertSandboxRecords, type SandboxRecord } from '../../db/sandboxRecords.ts';
 import type { MessageStatus, SandboxReportsTable } from '../../db/tables.ts';
 import { newId } from '../../domain/ids.ts';
 import { isBusinessScopedUserId } from '../../domain/messageRequest.ts';
@@ -135,26 +135,21 @@ export class SandboxProvider implements Provider {
   }
 
   async #submissionsOf(messageId: string): Promise<number> {
-    const row = await this.#database.db
-      .selectFrom('sandbox_submissions')
-      .select((eb) => eb.fn.countAll<number>().as('count'))
-      .where('message_id', '=', messageId)
-      .executeTakeFirstOrThrow();
-    return Number(row.count);
+    return countSandboxSubmissions(this.#database.db, messageId);
   }
 
   async #commitRecords(trx: Db, all: SandboxRecord[]): Promise<void[]> {
-    await insertSandboxRecords(trx, this.#database.dialect, all, await this.#notifier.postgresChannel('sandbox'));
+    await insertSandboxRecords(trx, all, await this.#notifier.databaseChannel('sandbox'));
     return all.map(() => undefined);
   }
 
   start(inbound: ProviderInbound): void {
-    const { db, dialect } = this.#database;
+    const { db } = this.#database;
     this.#reports = new WorkerLoop(
       {
         name: 'sandbox-reports',
         runOnce: async (now) => {
-          const due = await claimDue(db, dialect, 'sandbox_reports', {
+          const due = await claimDue(db, 'sandbox_reports', {
             now,
             limit: REPORT_BATCH,
             leaseMs: REPORT_LEASE_MS,
@@ -183,14 +178,10 @@ export class SandboxProvider implements Provider {
           );
           // Made (or about a message that no longer exists): either way, done.
           if (due.length > 0) {
-            await db
-              .deleteFrom('sandbox_reports')
-              .where(
-                'id',
-                'in',
-                due.map((report) => report.id),
-              )
-              .execute();
+            await deleteSandboxReports(
+              db,
+              due.map((report) => report.id),
+            );
           }
           return { handled: due.length, nextDueAt: await nextDueAt(db, 'sandbox_reports') };
         },

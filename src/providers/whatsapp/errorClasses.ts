@@ -9,6 +9,9 @@ const CLASSES: Readonly<Record<string, ErrorClass>> = {
   // "User has stopped marketing messages": Meta's marketing opt-out said another way (its
   // user_preferences webhook may come later, or not reach svc).
   '131050': 'marketing_stopped',
+  // A held message dropped by the business portfolio's pacing, or a template paused for low
+  // quality: many at once mean the portfolio is under review (cannot send or create templates).
+  '132015': 'held_dropped',
 };
 
 export function whatsappErrorClass(code: string): ErrorClass | undefined {

@@ -31,6 +31,59 @@ function first(value: unknown): string | undefined {
   return typeof single === 'string' ? single : undefined;
 }
 
+/**
+ * Hands every report of a trusted notification to svc's inbox, in Meta's order; returns how many
+ * reports it held, and how many statuses of a project's number name an svc message not found yet.
+ */
+async function applyNotification(inbox: ProviderInbox, payload: unknown): Promise<{ received: number; missing: number }> {
+  const { messages, templates, categories, accountChanges, volumeTiers } = reportsOf(payload);
+  const ours = await inbox.sendersHere(messages.map((report) => report.phoneNumberId).filter((id) => id !== undefined));
+  let missing = 0;
+  for (const report of messages) {
+    // Every status names its sending number; applying checks it against the message's project.
+    if (report.phoneNumberId === undefined) continue;
+    const result = await inbox.report(report);
+    // Of a project's number here, naming an svc message not found yet: worth Meta's retry. Of
+    // a number no project has here (another app's or deployment's): acknowledged.
+    if (result === 'unknown' && ours.has(report.phoneNumberId) && report.messageId !== undefined && SVC_MESSAGE_ID.test(report.messageId)) missing++;
+  }
+  // Unknown template ids are left to the review worker, which polls every PENDING template.
+  for (const update of templates) {
+    for (const templateId of await inbox.templatesNamed(update.providerTemplateId, update.businessAccountId)) {
+      await inbox.report({
+        kind: 'template',
+        templateId,
+        ...(update.status !== undefined && { status: update.status }),
+        providerStatus: update.providerStatus,
+        ...(update.reason !== undefined && { reason: update.reason }),
+        occurredAt: update.occurredAt,
+      });
+    }
+  }
+  for (const update of categories) {
+    for (const templateId of await inbox.templatesNamed(update.providerTemplateId, update.businessAccountId)) {
+      await inbox.report({
+        kind: 'template_category',
+        templateId,
+        category: update.category,
+        ...(update.upcoming && { upcoming: update.upcoming }),
+        occurredAt: update.occurredAt,
+      });
+    }
+  }
+  // Volume tiers a WABA reached: its later deliveries are priced at them (costs/volumeTiers.ts).
+  for (const update of volumeTiers) await inbox.report({ kind: 'volume_tier', ...update });
+  // A number's throughput changed (THROUGHPUT_UPGRADE…): its accounts are checked again at once.
+  await inbox.accountChanged(accountChanges);
+  // Recipients' messages (replies, opt-out keywords) and marketing preferences (CONTRACT §9).
+  const inbound = inboundReportsOf(payload);
+  for (const message of inbound.messages) await inbox.inboundMessage(message);
+  for (const preference of inbound.preferences) await inbox.marketingPreference(preference);
+  for (const change of inbound.userIdChanges) await inbox.userIdChange(change);
+  const received = messages.length + templates.length + categories.length + accountChanges.length + volumeTiers.length;
+  return { received: received + inbound.messages.length + inbound.preferences.length + inbound.userIdChanges.length, missing };
+}
+
 export async function whatsappWebhookRoutes(
   app: FastifyInstance,
   { appSecret, verifyToken }: Pick<Config['whatsapp'], 'appSecret' | 'verifyToken'>,
@@ -92,58 +145,14 @@ export async function whatsappWebhookRoutes(
       try {
         payload = JSON.parse(raw.toString('utf8'));
       } catch {
-        throw new DomainError('invalid_json', 'The body is not valid JSON.');
+        throw new DomainError('invalid_json');
       }
-      const { messages, templates, categories, accountChanges, volumeTiers } = reportsOf(payload);
-      const ours = await inbox.sendersHere(messages.map((report) => report.phoneNumberId).filter((id) => id !== undefined));
-      let missing = 0;
-      for (const report of messages) {
-        // Every status names its sending number; applying checks it against the message's project.
-        if (report.phoneNumberId === undefined) continue;
-        const result = await inbox.report(report);
-        // Of a project's number here, naming an svc message not found yet: worth Meta's retry. Of
-        // a number no project has here (another app's or deployment's): acknowledged.
-        if (result === 'unknown' && ours.has(report.phoneNumberId) && report.messageId !== undefined && SVC_MESSAGE_ID.test(report.messageId)) missing++;
-      }
-      // Unknown template ids are left to the review worker, which polls every PENDING template.
-      for (const update of templates) {
-        for (const templateId of await inbox.templatesNamed(update.providerTemplateId, update.businessAccountId)) {
-          await inbox.report({
-            kind: 'template',
-            templateId,
-            ...(update.status !== undefined && { status: update.status }),
-            providerStatus: update.providerStatus,
-            ...(update.reason !== undefined && { reason: update.reason }),
-            occurredAt: update.occurredAt,
-          });
-        }
-      }
-      for (const update of categories) {
-        for (const templateId of await inbox.templatesNamed(update.providerTemplateId, update.businessAccountId)) {
-          await inbox.report({
-            kind: 'template_category',
-            templateId,
-            category: update.category,
-            ...(update.upcoming && { upcoming: update.upcoming }),
-            occurredAt: update.occurredAt,
-          });
-        }
-      }
-      // Volume tiers a WABA reached: its later deliveries are priced at them (costs/volumeTiers.ts).
-      for (const update of volumeTiers) await inbox.report({ kind: 'volume_tier', ...update });
-      // A number's throughput changed (THROUGHPUT_UPGRADE…): its accounts are checked again at once.
-      await inbox.accountChanged(accountChanges);
-      // Recipients' messages (replies, opt-out keywords) and marketing preferences (CONTRACT §9).
-      const inbound = inboundReportsOf(payload);
-      for (const message of inbound.messages) await inbox.inboundMessage(message);
-      for (const preference of inbound.preferences) await inbox.marketingPreference(preference);
-      for (const change of inbound.userIdChanges) await inbox.userIdChange(change);
+      const { received, missing } = await applyNotification(inbox, payload);
       if (missing > 0) {
         request.log.warn({ missing }, 'WhatsApp statuses for messages not found; Meta will send them again');
         throw new DomainError('unavailable', 'Some statuses name messages that cannot be found yet; send them again later.');
       }
-      const received = messages.length + templates.length + categories.length + accountChanges.length + volumeTiers.length;
-      return reply.code(200).send({ received: received + inbound.messages.length + inbound.preferences.length + inbound.userIdChanges.length });
+      return reply.code(200).send({ received });
     },
   );
 }
