@@ -12,17 +12,18 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 // The table is rebuilt, every row copied as it was: nothing references message_events (no
 // foreign key, trigger or view), and its own foreign key to messages is kept.
 //
-// PostgreSQL (no clustered table to fold an index into): the indexes by message of
-// message_events and webhook_deliveries key the message id alone, not (message_id, id). A
-// message has a handful of events and deliveries, so B-tree deduplication stores each message's
-// entries as one id and a list of row pointers (≈ 60 bytes a message instead of ≈ 270 for each
-// index), and every read by message sorts its few rows (plan tests: test/db/queryPlans.test.ts).
+// PostgreSQL (no clustered table to fold an index into): the index by message of message_events
+// keys the message id alone, not (message_id, id). A message has a handful of events, so B-tree
+// deduplication stores each message's entries as one id and a list of row pointers (≈ 80 bytes a
+// message instead of ≈ 260), and a read by message sorts its few rows (plan tests:
+// test/db/queryPlans.test.ts). Every read of events by message has the message id as an equality
+// and no range on id. (webhook_deliveries keeps (message_id, id): its list filtered by message
+// pages by id, and without the id in that index PostgreSQL combined it with the project's index
+// range of older ids — a read of the project's history.)
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    for (const table of ['message_events', 'webhook_deliveries']) {
-      await sql`drop index if exists ${sql.id(`${table}_by_message`)}`.execute(db);
-      await sql`create index ${sql.id(`${table}_by_message`)} on ${sql.table(table)} (message_id)`.execute(db);
-    }
+    await sql`drop index if exists message_events_by_message`.execute(db);
+    await sql`create index message_events_by_message on message_events (message_id)`.execute(db);
     return;
   }
   await sql`create table message_events_compact (
