@@ -386,9 +386,10 @@ export async function listMessages(
 }
 
 // Through the message's own index. SQLite, without statistics, preferred the project's index
-// (project_id, id) for its order and walked every event of the project to find three.
+// (project_id, id) for its order and walked every event of the project to find three; there the
+// table is keyed (message_id, id) (migration 0025), and NOT INDEXED leaves it that key.
 const STORED_EVENTS = statement<MessageEventRow>(
-  'select * from message_events indexed by message_events_by_message where project_id = ? and message_id = ? order by id',
+  'select * from message_events not indexed where project_id = ? and message_id = ? order by id',
   'select * from message_events where project_id = $1 and message_id = $2 order by id',
 );
 

@@ -23,6 +23,7 @@ import * as m0021 from './0021_cost.ts';
 import * as m0022 from './0022_volume_tiers.ts';
 import * as m0023 from './0023_compact_deliveries.ts';
 import * as m0024 from './0024_waba_currency.ts';
+import * as m0025 from './0025_compact_ids.ts';
 
 /**
  * Every migration, in the order it runs: `NNNN_what`, numbered 0001, 0002, … without a gap or a
@@ -53,6 +54,7 @@ export const migrations: Record<string, Migration> = {
   '0022_volume_tiers': m0022,
   '0023_compact_deliveries': m0023,
   '0024_waba_currency': m0024,
+  '0025_compact_ids': m0025,
 };
 
 /**
