@@ -76,7 +76,7 @@ for (const kind of databaseKinds()) {
         const [bodyBefore] = await withPayloads(database.db, [delivery]);
         assert.notEqual(bodyBefore!.payload, '', 'a body rebuilt before');
 
-        assert.deepEqual(await migrateToLatest(database.db, database.dialect), ['0025_compact_ids']);
+        assert.deepEqual(await migrateToLatest(database.db), ['0025_compact_ids']);
 
         assert.deepEqual(await listMessageEvents(database.db, message), before);
         assert.deepEqual(
