@@ -16,17 +16,6 @@ import { sleep, stopAll, waitUntil } from './processes.ts';
 import { createSender, startSvc } from './svc.ts';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? args[at + 1]! : fallback;
-};
-const svcDir = resolve(option('svc-dir', join(benchDir, '..')));
-const postgresUrl = process.env.SVC_TEST_POSTGRES_URL;
-const kinds = option('kinds', postgresUrl ? 'sqlite,postgres' : 'sqlite').split(',') as DatabaseKind[];
-const MESSAGES = Number(option('messages', '50000'));
-const SECONDS = Number(option('seconds', '10'));
-const RUNS = Number(option('runs', '1'));
 const CONNECTIONS = 64;
 const DAY = 86_400_000;
 
@@ -39,9 +28,9 @@ function encodeTime(ms: number): string {
 }
 
 /** A day of finished messages of one project at `at`, in a few set-based statements. */
-async function seedDay(database: BenchDatabase, projectId: string, templateId: string, at: number): Promise<void> {
+async function seedDay(database: BenchDatabase, projectId: string, templateId: string, at: number, messages: number): Promise<void> {
   const pg = database.kind === 'postgres';
-  const series = pg ? `generate_series(1, ${MESSAGES}) as s(i)` : `(with recursive s(i) as (select 1 union all select i + 1 from s where i < ${MESSAGES}) select i from s) as s`;
+  const series = pg ? `generate_series(1, ${messages}) as s(i)` : `(with recursive s(i) as (select 1 union all select i + 1 from s where i < ${messages}) select i from s) as s`;
   const triple = pg ? `generate_series(0, 2) as k(k)` : `(select 0 as k union all select 1 union all select 2) as k`;
   const pad = (expr: string, n: number) => (pg ? `lpad((${expr})::text, ${n}, '0')` : `substr('${'0'.repeat(n)}' || (${expr}), -${n})`);
   const time = encodeTime(at);
@@ -88,7 +77,16 @@ async function sizeOf(database: BenchDatabase): Promise<number> {
   return Number(rows[0]!.bytes);
 }
 
-interface Result {
+export interface PurgeOptions {
+  svcDir: string;
+  postgresUrl: string | undefined;
+  /** Messages in the purged day. */
+  messages: number;
+  /** Seconds of each load. */
+  seconds: number;
+}
+
+export interface PurgeResult {
   kind: DatabaseKind;
   baselineReqPerS: number;
   duringReqPerS: number;
@@ -102,13 +100,14 @@ interface Result {
   bytesAfter: number;
 }
 
-async function measure(kind: DatabaseKind): Promise<Result> {
+/** One database: accept throughput before, during and after the purge of a day of `messages`. */
+export async function measurePurgeUnderLoad(kind: DatabaseKind, { svcDir, postgresUrl, messages, seconds: SECONDS }: PurgeOptions): Promise<PurgeResult> {
   const database = await freshDatabase(kind, postgresUrl);
   const env = { SVC_DATABASE_URL: database.url, SVC_SANDBOX_DELIVERY_DELAY_MS: '0', SVC_SANDBOX_READ_DELAY_MS: '0' };
   // Baseline: nothing past retention (400 days), the same data.
   let svc = await startSvc(svcDir, env, 'all');
   const sender = await createSender(svc.url!);
-  await seedDay(database, sender.projectId, sender.templateId, Date.now() - 2 * DAY);
+  await seedDay(database, sender.projectId, sender.templateId, Date.now() - 2 * DAY, messages);
   const bytesBefore = await sizeOf(database);
   await runLoad(benchDir, { url: `${svc.url}/v1/messages`, connections: CONNECTIONS, durationS: 2, key: sender.key, firstIndex: 5_000_000 }, [svc.child.pid]);
   const baseline = await runLoad(benchDir, { url: `${svc.url}/v1/messages`, connections: CONNECTIONS, durationS: SECONDS, key: sender.key, firstIndex: 6_000_000 }, [svc.child.pid], database);
@@ -148,20 +147,33 @@ async function measure(kind: DatabaseKind): Promise<Result> {
   };
 }
 
-try {
-  const results: Result[] = [];
-  for (let run = 0; run < RUNS; run++) for (const kind of kinds) results.push(await measure(kind));
-  console.log(`| database | accept req/s before | during the purge | after it | during ÷ mean(before, after) | p99 ms (before / during) | purge time | rows purged | purge covers the load | size before → after |`);
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
-  for (const r of results) {
-    const rows = Object.entries(r.purged).filter(([kind]) => !kind.startsWith('message_counts')).reduce((sum, [, n]) => sum + n, 0);
-    console.log(
-      `| ${r.kind} | ${r.baselineReqPerS.toFixed(0)} | ${r.duringReqPerS.toFixed(0)} | ${r.afterReqPerS.toFixed(0)} | ${(r.duringReqPerS / ((r.baselineReqPerS + r.afterReqPerS) / 2)).toFixed(2)} | ` +
-        `${r.baselineP99} / ${r.duringP99} | ${(r.purgeMs / 1000).toFixed(1)} s | ${rows} (${JSON.stringify(r.purged)}) | ${r.purgeOverlapsLoad ? 'yes' : 'no'} | ` +
-        `${(r.bytesBefore / 2 ** 20).toFixed(0)} → ${(r.bytesAfter / 2 ** 20).toFixed(0)} MiB |`,
-    );
+if (import.meta.main) {
+  const args = process.argv.slice(2);
+  const option = (name: string, fallback: string) => {
+    const at = args.indexOf(`--${name}`);
+    return at >= 0 ? args[at + 1]! : fallback;
+  };
+  const svcDir = resolve(option('svc-dir', join(benchDir, '..')));
+  const postgresUrl = process.env.SVC_TEST_POSTGRES_URL;
+  const kinds = option('kinds', postgresUrl ? 'sqlite,postgres' : 'sqlite').split(',') as DatabaseKind[];
+  const MESSAGES = Number(option('messages', '50000'));
+  const SECONDS = Number(option('seconds', '10'));
+  const RUNS = Number(option('runs', '1'));
+  try {
+    const results: PurgeResult[] = [];
+    for (let run = 0; run < RUNS; run++) for (const kind of kinds) results.push(await measurePurgeUnderLoad(kind, { svcDir, postgresUrl, messages: MESSAGES, seconds: SECONDS }));
+    console.log(`| database | accept req/s before | during the purge | after it | during ÷ mean(before, after) | p99 ms (before / during) | purge time | rows purged | purge covers the load | size before → after |`);
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
+    for (const r of results) {
+      const rows = Object.entries(r.purged).filter(([kind]) => !kind.startsWith('message_counts')).reduce((sum, [, n]) => sum + n, 0);
+      console.log(
+        `| ${r.kind} | ${r.baselineReqPerS.toFixed(0)} | ${r.duringReqPerS.toFixed(0)} | ${r.afterReqPerS.toFixed(0)} | ${(r.duringReqPerS / ((r.baselineReqPerS + r.afterReqPerS) / 2)).toFixed(2)} | ` +
+          `${r.baselineP99} / ${r.duringP99} | ${(r.purgeMs / 1000).toFixed(1)} s | ${rows} (${JSON.stringify(r.purged)}) | ${r.purgeOverlapsLoad ? 'yes' : 'no'} | ` +
+          `${(r.bytesBefore / 2 ** 20).toFixed(0)} → ${(r.bytesAfter / 2 ** 20).toFixed(0)} MiB |`,
+      );
+    }
+  } finally {
+    await stopAll();
+    await dropBenchDatabases(postgresUrl);
   }
-} finally {
-  await stopAll();
-  await dropBenchDatabases(postgresUrl);
 }

@@ -19,9 +19,10 @@ import { accept } from './scenarios/accept.ts';
 import { dispatchThroughput } from './scenarios/dispatch.ts';
 import { pacing } from './scenarios/pacing.ts';
 import { reads } from './scenarios/reads.ts';
+import { scale, scaleSettings } from './scenarios/scale.ts';
 import { webhooks } from './scenarios/webhooks.ts';
 
-const SCENARIOS: Scenario[] = [accept, dispatchThroughput, pacing, webhooks, reads];
+const SCENARIOS: Scenario[] = [accept, dispatchThroughput, pacing, webhooks, reads, scale];
 const benchDir = dirname(fileURLToPath(import.meta.url));
 
 const { values } = parseArgs({
@@ -32,16 +33,32 @@ const { values } = parseArgs({
     'svc-dir': { type: 'string', default: resolve(benchDir, '..') },
     window: { type: 'string', default: '30' },
     targets: { type: 'string' },
+    // scale: the largest size, its projects, the sizes on the ladder and the factor between them, the purged day's cap.
+    'scale-messages': { type: 'string' },
+    'scale-projects': { type: 'string' },
+    'scale-steps': { type: 'string' },
+    'scale-factor': { type: 'string' },
+    'scale-purge-messages': { type: 'string' },
+    'scale-settle-s': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 
 if (values.help) {
-  console.log(`npm run bench -- [--runs N] [--only ${SCENARIOS.map((s) => s.name).join(',')}] [--quick] [--svc-dir PATH] [--window S] [--targets a,b]`);
+  console.log(`npm run bench -- [--runs N] [--only ${SCENARIOS.map((s) => s.name).join(',')}] [--quick] [--svc-dir PATH] [--window S] [--targets a,b]
+  [--scale-messages 300000] [--scale-projects 3000] [--scale-steps 3] [--scale-factor 10] [--scale-purge-messages 100000] [--scale-settle-s 900]`);
   process.exit(0);
 }
 
 const runs = Number(values.runs);
+scaleSettings.given = {
+  messages: values['scale-messages'],
+  projects: values['scale-projects'],
+  steps: values['scale-steps'],
+  factor: values['scale-factor'],
+  purgeCap: values['scale-purge-messages'],
+  settleS: values['scale-settle-s'],
+};
 const chosen = values.only ? values.only.split(',').map((name) => name.trim()) : SCENARIOS.map((scenario) => scenario.name);
 for (const name of chosen) {
   if (!SCENARIOS.some((scenario) => scenario.name === name)) throw new Error(`unknown scenario ${name}`);
@@ -118,7 +135,11 @@ const header = [
     `databases: ${databases.join(', ')}; load average at the end: ${loadavg().map((n) => n.toFixed(2)).join(' ')}.`,
   '',
 ].join('\n');
-const sections = plan.map(({ scenario }) => scenarioReport(scenario, results.get(scenario.name)!, scenario.ratios(context)));
+const sections = plan.map(({ scenario }) =>
+  [scenarioReport(scenario, results.get(scenario.name)!, scenario.ratios(context)), scenario.extraReport?.(context, results.get(scenario.name)!)]
+    .filter(Boolean)
+    .join('\n\n'),
+);
 console.log([header, ...sections].join('\n\n'));
 
 const resultsDir = join(benchDir, 'results');

@@ -1,6 +1,7 @@
 // What a scenario is: named targets, each measured once per run (runs are interleaved), the
 // figures they report, and the ratios between targets worth printing.
 import type { DatabaseKind } from './databases.ts';
+import type { TargetRuns } from './report.ts';
 
 export interface BenchContext {
   /** The checkout of svc being measured. */
@@ -48,4 +49,6 @@ export interface Scenario {
   figures: Figure[];
   targets(context: BenchContext): Target[];
   ratios(context: BenchContext): Ratio[];
+  /** Markdown printed after the scenario's tables (from the runs' details). */
+  extraReport?(context: BenchContext, results: TargetRuns[]): string;
 }

@@ -44,7 +44,12 @@ export interface Reply {
   text: string;
 }
 
-export async function call(baseUrl: string, method: string, path: string, options: { key?: string; body?: unknown } = {}): Promise<Reply> {
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; timeoutMs?: number } = {},
+): Promise<Reply> {
   const headers: Record<string, string> = {};
   if (options.key) headers.authorization = `Bearer ${options.key}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
@@ -52,7 +57,7 @@ export async function call(baseUrl: string, method: string, path: string, option
     method,
     headers,
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    signal: AbortSignal.timeout(30_000),
+    signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
   });
   const text = await response.text();
   let body: unknown = text;

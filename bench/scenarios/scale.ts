@@ -1,0 +1,317 @@
+// scale (issue 19): one svc database grown through svc's public API — projects created, credentials
+// and a webhook endpoint saved, a template registered and approved, messages sent one
+// POST /v1/messages at a time with 64 in flight and walked to READ by the sandbox, each with its three
+// webhooks delivered to a fast receiver — up a geometric ladder of sizes (e.g. 3,000 / 30,000 /
+// 300,000 messages over 30 / 300 / 3,000 projects). At each size the figures of issue 19's table are
+// measured, and the report gives each as a ratio to the smallest size. svc is one `serve` process;
+// the load generators (autocannon, the senders' fetches) and the receivers run in other processes.
+import { join } from 'node:path';
+import { sizes } from '../bytesPerMessage.ts';
+import { countWhere, type DatabaseKind, freshDatabase } from '../databases.ts';
+import type { LoadResult } from '../load.ts';
+import { spawnNode, sleep, waitUntil } from '../processes.ts';
+import { measurePurgeUnderLoad } from '../purgeUnderLoad.ts';
+import type { TargetRuns } from '../report.ts';
+import type { BenchContext, Measurement, Scenario, Target } from '../scenario.ts';
+import { call, createSender, messageBody, type Sender, startSvc } from '../svc.ts';
+
+const CONNECTIONS = 64;
+const RECEIVERS = 10;
+const EVENTS_PER_MESSAGE = 3;
+
+export interface ScaleOptions {
+  /** The largest size, in messages. */
+  messages: number;
+  /** Projects at the largest size; each smaller size has the same share of them. */
+  projects: number;
+  /** Sizes on the ladder (≥ 2) and the factor between two sizes. */
+  steps: number;
+  factor: number;
+  /** The day purged under load at a size has min(size, purgeCap) messages; 0 skips the purge. */
+  purgeCap: number;
+  /** The longest wait for a step's webhooks (then the figure is what arrived, with a note). */
+  settleS: number;
+}
+
+export function scaleOptions(quick: boolean, given: Partial<Record<keyof ScaleOptions, string | undefined>>): ScaleOptions {
+  const number = (value: string | undefined, fallback: number) => (value === undefined ? fallback : Number(value));
+  return {
+    messages: number(given.messages, quick ? 3_000 : 300_000),
+    projects: number(given.projects, quick ? 30 : 3_000),
+    steps: number(given.steps, 2 + (quick ? 0 : 1)),
+    factor: number(given.factor, 10),
+    purgeCap: number(given.purgeCap, quick ? 3_000 : 100_000),
+    settleS: number(given.settleS, quick ? 120 : 900),
+  };
+}
+
+/** The ladder, smallest first: messages and projects at each size. */
+export function ladder(options: ScaleOptions): { messages: number; projects: number }[] {
+  return Array.from({ length: options.steps }, (_, i) => {
+    const scale = options.factor ** (options.steps - 1 - i);
+    return { messages: Math.round(options.messages / scale), projects: Math.max(2, Math.round(options.projects / scale)) };
+  });
+}
+
+interface LadderFigure {
+  key: string;
+  label: string;
+  digits: number;
+  /** Latencies: the target is ratio ≤ 1.25; rates: ≥ 0.8; `ratio`: the figure is itself a ratio (≥ 0.8). */
+  kind: 'rate' | 'latency' | 'ratio' | 'size';
+}
+
+const FIGURES: LadderFigure[] = [
+  { key: 'listReqPerS', label: 'list first page of a quiet project (others newer), 2xx/s at c=64', digits: 0, kind: 'rate' },
+  { key: 'listP50', label: 'the same, p50 ms', digits: 1, kind: 'latency' },
+  { key: 'eventsMs', label: 'GET /v1/messages/{id}/events, message of the large project, median ms', digits: 1, kind: 'latency' },
+  { key: 'deliveriesFailedMs', label: 'GET /v1/webhook-deliveries?status=failed (large project), median ms', digits: 1, kind: 'latency' },
+  { key: 'deliveriesEventMs', label: 'GET /v1/webhook-deliveries?event=message.read, median ms', digits: 1, kind: 'latency' },
+  { key: 'deliveriesSinceMs', label: 'GET /v1/webhook-deliveries?since=1h ago, median ms', digits: 1, kind: 'latency' },
+  { key: 'firstSentMs', label: "a new project's first message → SENT while the growth is queued, p50 ms", digits: 0, kind: 'latency' },
+  { key: 'spreadPerS', label: 'webhook deliveries/s, a burst spread over every project', digits: 0, kind: 'rate' },
+  { key: 'growthWebhooksPerS', label: 'webhooks/s while the growth step reaches READ', digits: 0, kind: 'rate' },
+  { key: 'bytesPerMessage', label: 'bytes per READ message with 3 webhooks (whole database ÷ messages)', digits: 0, kind: 'size' },
+  { key: 'purgeRatio', label: 'accept req/s while a day is purged ÷ without (day = min(size, cap))', digits: 2, kind: 'ratio' },
+];
+
+/** Figure rows × sizes, with each value's ratio to the smallest size and whether the largest meets issue 19's bar. */
+export function ladderTable(sizesOnLadder: { messages: number; projects: number }[], bySize: Record<string, number>[]): string {
+  const head = sizesOnLadder.map((size) => `${size.messages.toLocaleString('en-US')} msgs / ${size.projects.toLocaleString('en-US')} projects`);
+  const lines = [`| figure | ${head.join(' | ')} | largest ÷ smallest | meets ≥ 0.8 (latency ≤ 1.25×) |`, `|---|${head.map(() => '---').join('|')}|---|---|`];
+  const show = (value: number | undefined, digits: number) =>
+    value === undefined || !Number.isFinite(value) ? '–' : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  for (const figure of FIGURES) {
+    const values = bySize.map((figures) => figures[figure.key]);
+    const first = values[0];
+    const last = values.at(-1);
+    const ratio = first !== undefined && last !== undefined && first !== 0 ? last / first : undefined;
+    const cells = values.map((value, i) => (i === 0 || first === undefined || value === undefined || first === 0 ? show(value, figure.digits) : `${show(value, figure.digits)} (${show(value / first, 2)})`));
+    const meets =
+      figure.kind === 'size'
+        ? 'n/a'
+        : figure.kind === 'ratio'
+          ? last === undefined ? '–' : last >= 0.8 ? 'yes' : 'no'
+          : ratio === undefined ? '–' : (figure.kind === 'rate' ? ratio >= 0.8 : ratio <= 1.25) ? 'yes' : 'no';
+    lines.push(`| ${figure.label} | ${cells.join(' | ')} | ${show(ratio, 2)} | ${meets} |`);
+  }
+  return lines.join('\n');
+}
+
+/** Runs `work(i)` for i in [0, count) with `concurrency` in flight. */
+async function pool(count: number, concurrency: number, work: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) await work(next++);
+    }),
+  );
+}
+
+async function medianMs(times: number, work: () => Promise<void>): Promise<number> {
+  const taken: number[] = [];
+  for (let i = 0; i < times; i++) {
+    const at = performance.now();
+    await work();
+    taken.push(performance.now() - at);
+  }
+  taken.sort((a, b) => a - b);
+  return taken[Math.floor(taken.length / 2)]!;
+}
+
+async function getLoad(context: BenchContext, url: string, key: string, durationS: number): Promise<LoadResult> {
+  const loadgen = spawnNode('get-loadgen', join(context.benchDir, 'getLoadgen.ts'), [JSON.stringify({ url, connections: CONNECTIONS, durationS, key })]);
+  try {
+    const line = await loadgen.waitForLine(/^RESULT /, (durationS + 60) * 1000);
+    return JSON.parse(line.slice('RESULT '.length)) as LoadResult;
+  } finally {
+    await loadgen.stop();
+  }
+}
+
+function scaleTarget(kind: DatabaseKind, options: ScaleOptions): Target {
+  return {
+    name: `scale-${kind}`,
+    async run(context) {
+      const database = await freshDatabase(kind, context.postgresUrl);
+      const receivers = spawnNode('receivers', join(context.benchDir, 'receivers.ts'), [
+        JSON.stringify(Array.from({ length: RECEIVERS }, (_, i) => ({ name: `r${i}`, kind: 'fast' }))),
+      ]);
+      const { control, urls } = JSON.parse((await receivers.waitForLine(/^receivers listening /, 20_000)).slice('receivers listening '.length)) as {
+        control: string;
+        urls: Record<string, string>;
+      };
+      const received = async () =>
+        Object.values((await (await fetch(`${control}/_counts`, { signal: AbortSignal.timeout(60_000) })).json()) as Record<string, number>).reduce(
+          (sum, n) => sum + n,
+          0,
+        );
+      try {
+        const svc = await startSvc(context.svcDir, {
+          SVC_DATABASE_URL: database.url,
+          SVC_ALLOW_PRIVATE_CALLBACKS: 'true',
+          SVC_PROVIDER_MAX_MPS: '100000',
+          SVC_SANDBOX_DELIVERY_DELAY_MS: '0',
+          SVC_SANDBOX_READ_DELAY_MS: '0',
+          SVC_API_RATE_LIMIT: '10000000',
+        });
+        const url = svc.url!;
+        let made = 0;
+        const newSender = (name: string) =>
+          createSender(url, { phoneNumberId: String(4_000_000_000 + made), name, callbackUrl: urls[`r${made++ % RECEIVERS}`]! });
+        let recipient = 0;
+        let sent = 0;
+        const send = async (sender: Sender) => {
+          // A send is not retried (no Idempotency-Key): a long wait, not a duplicate, on a loaded machine.
+          const reply = await call(url, 'POST', '/v1/messages', { key: sender.key, body: messageBody(recipient++), timeoutMs: 300_000 });
+          if (reply.status !== 202) throw new Error(`send: ${reply.status} ${reply.text.slice(0, 300)}`);
+          sent++;
+          return reply.body.id as string;
+        };
+        const notes: string[] = [];
+        /**
+         * Until every message sent is READ and its three webhooks arrived, or settleS passed (then a note
+         * says what was missing); the deliveries that arrived and the seconds from `from` to the last of them.
+         */
+        const settle = async (from: number, deliveriesBefore: number, expected: number, what: string) => {
+          let last = from;
+          let seen = deliveriesBefore;
+          const ok = await waitUntil(async () => {
+            const now = await received();
+            if (now > seen) [seen, last] = [now, Date.now()];
+            return now - deliveriesBefore >= expected && (await countWhere(database, 'messages', "status = 'READ'")) >= sent;
+          }, options.settleS * 1000, 250);
+          if (!ok) notes.push(`${what}: ${seen - deliveriesBefore} of ${expected} deliveries within ${options.settleS} s; the measures went on`);
+          return { delivered: seen - deliveriesBefore, seconds: (last - from) / 1000 };
+        };
+
+        // The quiet project sends once, first: every later message of the others is newer than its own.
+        const quiet = await newSender('quiet');
+        await pool(50, 16, async () => void (await send(quiet)));
+        const big = await newSender('large');
+        let bigMessageId: string | undefined;
+        const others: Sender[] = [];
+        const steps = ladder(options);
+        const bySize: Record<string, number>[] = [];
+        for (const [index, size] of steps.entries()) {
+          const began = Date.now();
+          while (others.length + 2 < size.projects) {
+            const batch = Math.min(32, size.projects - 2 - others.length);
+            others.push(...(await Promise.all(Array.from({ length: batch }, (_, i) => newSender(`tenant ${others.length + i}`)))));
+          }
+          const fresh = await Promise.all([0, 1, 2].map((i) => newSender(`new ${index}.${i}`)));
+          const projectsS = (Date.now() - began) / 1000;
+          // Growth: a tenth to the large project, the rest round-robin over the others.
+          const count = Math.max(0, size.messages - sent);
+          const deliveriesBefore = await received();
+          const growFrom = Date.now();
+          const firstSent: number[] = [];
+          const samples = (async () => {
+            // While the growth is under way (its messages queued behind one another), one new project at a time.
+            await sleep(1000);
+            for (const sender of fresh) {
+              const at = Date.now();
+              const id = await send(sender);
+              await waitUntil(async () => (await call(url, 'GET', `/v1/messages/${id}`, { key: sender.key })).body.status !== 'QUEUED', 120_000, 20);
+              firstSent.push(Date.now() - at);
+            }
+          })();
+          await pool(count, CONNECTIONS, async (i) => {
+            const id = await send(i % 10 === 0 ? big : others[i % others.length]!);
+            if (i % 10 === 0) bigMessageId ??= id;
+          });
+          await samples;
+          const acceptS = (Date.now() - growFrom) / 1000;
+          const growth = await settle(growFrom, deliveriesBefore, (count + fresh.length) * EVENTS_PER_MESSAGE, `growth to ${size.messages}`);
+          firstSent.sort((a, b) => a - b);
+          context.log(
+            `  ${kind} size ${size.messages}/${size.projects}: projects in ${projectsS.toFixed(0)} s, ${count} sends in ${acceptS.toFixed(0)} s, ${growth.delivered} webhooks in ${growth.seconds.toFixed(0)} s`,
+          );
+          if (database.kind === 'postgres') {
+            // This schema's tables only (the database is shared), as autovacuum would in time.
+            const tables = await database.query<{ name: string }>('select tablename as name from pg_tables where schemaname = current_schema()');
+            await database.query(`analyze ${tables.map((table) => table.name).join(', ')}`);
+          }
+          const figures: Record<string, number> = {
+            growthWebhooksPerS: growth.delivered / growth.seconds,
+            firstSentMs: firstSent[Math.floor(firstSent.length / 2)]!,
+          };
+          const all = await sizes(database);
+          figures.bytesPerMessage = [...all.values()].reduce((sum, bytes) => sum + bytes, 0) / sent;
+
+          const list = await getLoad(context, `${url}/v1/messages?limit=50`, quiet.key, context.quick ? 2 : 5);
+          figures.listReqPerS = list.ok2xx / list.durationS;
+          figures.listP50 = list.latencyP50;
+          const get = async (path: string, key: string) => {
+            const reply = await call(url, 'GET', path, { key });
+            if (reply.status !== 200) throw new Error(`${path}: ${reply.status} ${reply.text.slice(0, 300)}`);
+          };
+          figures.eventsMs = await medianMs(21, () => get(`/v1/messages/${bigMessageId}/events`, big.key));
+          figures.deliveriesFailedMs = await medianMs(11, () => get('/v1/webhook-deliveries?status=failed', big.key));
+          figures.deliveriesEventMs = await medianMs(11, () => get('/v1/webhook-deliveries?event=message.read', big.key));
+          const since = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
+          figures.deliveriesSinceMs = await medianMs(11, () => get(`/v1/webhook-deliveries?since=${since}`, big.key));
+
+          // A burst of webhooks spread over every project (the same size of burst at every size).
+          // (No larger than the smallest size: the burst's messages count towards the next size.)
+          const burst = Math.min(context.quick ? 300 : 3_000, steps[0]!.messages);
+          const spreadBefore = await received();
+          const spreadFrom = Date.now();
+          const everyone = [big, ...others];
+          await pool(burst, CONNECTIONS, async (i) => void (await send(everyone[i % everyone.length]!)));
+          const spread = await settle(spreadFrom, spreadBefore, burst * EVENTS_PER_MESSAGE, `burst at ${size.messages}`);
+          figures.spreadPerS = spread.delivered / spread.seconds;
+
+          if (options.purgeCap > 0) {
+            const purge = await measurePurgeUnderLoad(kind, {
+              svcDir: context.svcDir,
+              postgresUrl: context.postgresUrl,
+              messages: Math.min(size.messages, options.purgeCap),
+              seconds: context.quick ? 3 : 10,
+            });
+            figures.purgeRatio = purge.duringReqPerS / ((purge.baselineReqPerS + purge.afterReqPerS) / 2);
+          }
+          context.log(`  ${JSON.stringify(figures, (_key, value) => (typeof value === 'number' ? Math.round(value * 10) / 10 : value))}`);
+          bySize.push(figures);
+        }
+        await svc.child.stop();
+        const largest = bySize.at(-1)!;
+        const ratios = Object.fromEntries(
+          Object.entries(largest).flatMap(([key, value]) => (bySize[0]![key] && key !== 'purgeRatio' ? [[`${key}Ratio`, value / bySize[0]![key]!]] : [])),
+        );
+        return { figures: { ...largest, ...ratios }, notes, detail: { ladder: steps, bySize } } satisfies Measurement;
+      } finally {
+        await receivers.stop();
+        await database.close();
+      }
+    },
+  };
+}
+
+/** The options of the whole harness run (set by run.ts from its command line). */
+export const scaleSettings: { given: Partial<Record<keyof ScaleOptions, string | undefined>> } = { given: {} };
+
+export const scale: Scenario = {
+  name: 'scale',
+  title: 'scale: one database grown through the public API up a ladder of sizes (issue 19); figures at the largest size',
+  figures: [
+    { key: 'purgeRatio', label: FIGURES.at(-1)!.label, digits: 2 },
+    ...FIGURES.filter((figure) => figure.kind !== 'ratio').map(({ key, label }) => ({ key: `${key}Ratio`, label: `${label}: largest ÷ smallest`, digits: 2 })),
+  ],
+  targets(context) {
+    const options = scaleOptions(context.quick, scaleSettings.given);
+    return context.databases.map((kind) => scaleTarget(kind, options));
+  },
+  ratios: () => [],
+  extraReport(context, results: TargetRuns[]) {
+    const steps = ladder(scaleOptions(context.quick, scaleSettings.given));
+    return results
+      .flatMap((target) =>
+        target.runs.map((run, i) =>
+          run ? `#### ${target.target}, run ${i + 1}: each size, and its ratio to the smallest\n\n${ladderTable(steps, (run.detail as { bySize: Record<string, number>[] }).bySize)}` : '',
+        ),
+      )
+      .filter(Boolean)
+      .join('\n\n');
+  },
+};
