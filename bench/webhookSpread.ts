@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type DatabaseKind, dropBenchDatabases, freshDatabase, queueMessages } from './databases.ts';
 import { spawnNode, stopAll, waitUntil } from './processes.ts';
+import { receivedTotal } from './receiverCounts.ts';
 import { createSender, type Sender, startSvc, type SvcProcess } from './svc.ts';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -50,10 +51,6 @@ const { control, urls } = JSON.parse((await receiversChild.waitForLine(/^receive
 type Arrival = [name: string, arrivedAt: number, webhookId: string, event: string, occurredAt: number];
 async function arrivals(): Promise<Arrival[]> {
   return ((await (await fetch(`${control}/_stats`, { signal: AbortSignal.timeout(60_000) })).json()) as { records: Arrival[] }).records;
-}
-async function receivedTotal(): Promise<number> {
-  const counts = (await (await fetch(`${control}/_counts`, { signal: AbortSignal.timeout(60_000) })).json()) as Record<string, number>;
-  return Object.values(counts).reduce((sum, n) => sum + n, 0);
 }
 
 /** One run: `projects` projects share `messages` queued messages; deliveries/s from the first received to the last. */
@@ -100,8 +97,8 @@ async function run(projects: number): Promise<{ perS: number; received: number; 
       await api.child.stop();
       svcs.push(await startSvc(svcDir, env, 'all'));
     }
-    const baseline = await receivedTotal();
-    await waitUntil(async () => (await receivedTotal()) - baseline >= expected, Number(values['limit-s']) * 1000, 500);
+    const baseline = await receivedTotal(control);
+    await waitUntil(async () => (await receivedTotal(control)) - baseline >= expected, Number(values['limit-s']) * 1000, 500);
     const got = (await arrivals()).slice(already);
     const ids = new Set(got.map((record) => record[2]));
     const times = got.map((record) => record[1]);

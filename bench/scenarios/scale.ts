@@ -11,6 +11,7 @@ import { countWhere, type DatabaseKind, freshDatabase } from '../databases.ts';
 import type { LoadResult } from '../load.ts';
 import { spawnNode, sleep, waitUntil } from '../processes.ts';
 import { measurePurgeUnderLoad } from '../purgeUnderLoad.ts';
+import { receivedTotal } from '../receiverCounts.ts';
 import type { TargetRuns } from '../report.ts';
 import type { BenchContext, Measurement, Scenario, Target } from '../scenario.ts';
 import { call, createSender, messageBody, type Sender, startSvc } from '../svc.ts';
@@ -141,11 +142,7 @@ function scaleTarget(kind: DatabaseKind, options: ScaleOptions): Target {
         control: string;
         urls: Record<string, string>;
       };
-      const received = async () =>
-        Object.values((await (await fetch(`${control}/_counts`, { signal: AbortSignal.timeout(60_000) })).json()) as Record<string, number>).reduce(
-          (sum, n) => sum + n,
-          0,
-        );
+      const received = () => receivedTotal(control);
       try {
         const svc = await startSvc(context.svcDir, {
           SVC_DATABASE_URL: database.url,

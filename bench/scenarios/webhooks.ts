@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { type BenchDatabase, type DatabaseKind, freshDatabase, queueMessages } from '../databases.ts';
 import { type Child, cpuMs, sleep, spawnNode, waitUntil } from '../processes.ts';
 import type { BenchContext, Ratio, Scenario, Target } from '../scenario.ts';
+import { receiverCounts } from '../receiverCounts.ts';
 import { call, createSender, messageBody, type Sender, startSvc } from '../svc.ts';
 
 type Arrival = [name: string, arrivedAt: number, webhookId: string, event: string, occurredAt: number];
@@ -41,8 +42,7 @@ async function startReceivers(context: BenchContext, specs: { name: string; kind
 }
 
 async function distinctReceived(receivers: Receivers, name: string): Promise<number> {
-  const counts = (await (await fetch(`${receivers.control}/_counts`, { signal: AbortSignal.timeout(30_000) })).json()) as Record<string, number>;
-  return counts[name] ?? 0;
+  return (await receiverCounts(receivers.control))[name] ?? 0;
 }
 
 async function records(receivers: Receivers): Promise<Arrival[]> {
