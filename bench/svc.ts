@@ -31,6 +31,8 @@ export async function startSvc(
       SVC_LOG_LEVEL: 'info',
       // e.g. BENCH_SVC_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile svc alone.
       ...(nodeOptions && { NODE_OPTIONS: nodeOptions }),
+      // With BENCH_SVC_NODE_OPTIONS="--import <bench>/writerTrace.ts": where it writes its trace.
+      ...(process.env.BENCH_WRITER_TRACE_DIR && { BENCH_WRITER_TRACE_DIR: process.env.BENCH_WRITER_TRACE_DIR }),
       ...env,
     },
   });
