@@ -3,7 +3,6 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { Tables } from './tables.ts';
 import { openSqlite } from './sqlite.ts';
-import { type CheckpointerOptions, SqliteCheckpointer } from './sqliteCheckpointer.ts';
 import { storableParameters } from './storableText.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -20,8 +19,6 @@ export interface Database {
   readonly dialect: DialectName;
   /** The SQLite file path, or undefined for PostgreSQL. */
   readonly sqlitePath: string | undefined;
-  /** SQLite (a file): the thread that checkpoints its WAL off the event loop; otherwise undefined. */
-  readonly checkpointer: SqliteCheckpointer | undefined;
   /** The PostgreSQL pool, for LISTEN/NOTIFY; undefined for SQLite. */
   readonly pool: pg.Pool | undefined;
   /**
@@ -71,7 +68,7 @@ export function sqlitePathOf(url: string): string | undefined {
   return url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
 }
 
-export function openDatabase(url: string, options: { poolSize: number; checkpoints?: CheckpointerOptions }): Database {
+export function openDatabase(url: string, options: { poolSize: number }): Database {
   const sqlitePath = sqlitePathOf(url);
   if (sqlitePath !== undefined) {
     const writer = openSqlite(sqlitePath);
@@ -80,31 +77,15 @@ export function openDatabase(url: string, options: { poolSize: number; checkpoin
       sqlitePath === ':memory:'
         ? db
         : new Kysely<Tables>({ dialect: new SqliteDialect({ database: openSqlite(sqlitePath) }) });
-    // Checkpoints of the file run in a thread of their own, not at the writer's commits (issue 24).
-    let checkpointer: SqliteCheckpointer | undefined;
-    if (sqlitePath !== ':memory:') {
-      writer.raw.exec('PRAGMA wal_autocheckpoint = 0');
-      checkpointer = new SqliteCheckpointer(
-        sqlitePath,
-        (work) => db.connection().execute(() => work()),
-        () => {
-          if (writer.raw.isOpen) writer.raw.exec('PRAGMA wal_autocheckpoint = 1000');
-        },
-        options.checkpoints,
-      );
-      writer.checkpointElsewhere = () => checkpointer!.checkpointSoon();
-    }
     return {
       db,
       reader,
       dialect: 'sqlite',
       sqlitePath,
-      checkpointer,
       pool: undefined,
       // Holding the connection (Kysely's lock) for the whole work: nothing else commits meanwhile.
       withoutSync: (work) => db.connection().execute((connection) => writer.withoutSync(() => work(connection))),
       close: async () => {
-        await checkpointer?.close();
         if (reader !== db) await reader.destroy();
         await db.destroy();
       },
@@ -131,7 +112,6 @@ export function openDatabase(url: string, options: { poolSize: number; checkpoin
     reader: db,
     dialect: 'postgres',
     sqlitePath: undefined,
-    checkpointer: undefined,
     pool,
     withoutSync: (work) => work(db),
     close: () => db.destroy(),

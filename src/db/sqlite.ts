@@ -38,11 +38,6 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   /** When the first commit not synced since the last synced one was made; undefined: none. */
   #unsyncedSince: number | undefined;
   #syncTimer: NodeJS.Timeout | undefined;
-  /**
-   * Set when a thread checkpoints this file (SqliteCheckpointer): asks it for a checkpoint now and
-   * says whether it took the job; otherwise the sync below checkpoints on this thread.
-   */
-  checkpointElsewhere: (() => boolean) | undefined;
 
   constructor(raw: DatabaseSync) {
     this.raw = raw;
@@ -112,8 +107,7 @@ export class NodeSqliteDatabase implements SqliteDatabase {
       this.#syncTimer = setTimeout(() => this.#sync(), Math.max(wait, 10)).unref();
       return;
     }
-    // A checkpoint syncs the WAL before copying it: every commit made before it starts is synced.
-    if (this.checkpointElsewhere?.() !== true) this.raw.exec('PRAGMA wal_checkpoint(PASSIVE)');
+    this.raw.exec('PRAGMA wal_checkpoint(PASSIVE)');
     this.#unsyncedSince = undefined;
   }
 }
