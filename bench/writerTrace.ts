@@ -4,6 +4,8 @@
 // checkpoint (the database file's mtime moved: in WAL mode only a checkpoint writes it), records
 // garbage collections and the loop's stalls (the same 10 ms ticker as loopStalls.ts), and writes
 // them to <dir>/trace-<pid> as JSON lines. `node bench/writerTraceReport.ts <dir>` makes the table.
+// The mtime test assumes no other connection checkpoints the file meanwhile (another process's or
+// a checkpoint thread's checkpoint during a commit would flag that commit too).
 import { appendFileSync, closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
