@@ -374,6 +374,7 @@ export async function listMessages(
     // id order and tested each row's recipient; through the recipient index it reads that
     // person's messages alone and sorts them.
     const sqliteRead = severalRecipients ? read('?').replace('from messages where', 'from messages indexed by messages_by_project_recipient where') : read('?');
+    // PostgreSQL: a limit its planner cannot read, so the page walks its index in order (pageLimit.ts).
     list = { sqlite: statement(sqliteRead), postgres: postgresStatement(numbered(keyCheckedSql(read(POSTGRES_PAGE_LIMIT), 'r.id desc'))) };
     listStatements.set(where, list);
   }

@@ -308,6 +308,7 @@ export async function listWebhookDeliveries(
   // its selectivity over every tenant's rows and read the whole range to sort it.)
   if (filter.since !== undefined) query = query.where('id', '>=', uuid7LowerBound(filter.since));
   if (filter.until !== undefined) query = query.where('id', '<', uuid7LowerBound(filter.until));
+  // On PostgreSQL a limit its planner cannot read, so the page walks its index in order (pageLimit.ts).
   const limit = dialectOf(db) === 'postgres' ? postgresPageLimit(filter.limit) : filter.limit;
   const rows = await query.orderBy('id', 'desc').limit(limit).execute();
   return withAttempts(db, rows);
