@@ -3,6 +3,7 @@ import { findApiKeyByHash, type KeyCheckColumns, keyCheckedSql, type KeyForReque
 import type { Db } from './database.ts';
 import { countAcceptedMessages, countAcceptedSql } from './messageCounts.ts';
 import { columnsOf, dialectOf, numbered, postgresStatement, statement, type Statement } from './prepared.ts';
+import { POSTGRES_PAGE_LIMIT } from './pageLimit.ts';
 import { withLinkedIdentities } from './recipientLinks.ts';
 import type { MessageEventsTable, MessagesTable, MessageStatus, TemplatesTable } from './tables.ts';
 import { idLowerBound, newId } from '../domain/ids.ts';
@@ -368,12 +369,13 @@ export async function listMessages(
   const where = conditions.map(([condition]) => condition).join(' and ');
   let list = listStatements.get(where);
   if (list === undefined) {
-    const read = `select ${VIEW_COLUMNS} from messages where ${where} order by id desc limit ?`;
+    const read = (limit: string) => `select ${VIEW_COLUMNS} from messages where ${where} order by id desc limit ${limit}`;
     // Several identities of one recipient: SQLite (no statistics) walked the project's index in
     // id order and tested each row's recipient; through the recipient index it reads that
     // person's messages alone and sorts them.
-    const sqliteRead = severalRecipients ? read.replace('from messages where', 'from messages indexed by messages_by_project_recipient where') : read;
-    list = { sqlite: statement(sqliteRead), postgres: postgresStatement(numbered(keyCheckedSql(read, 'r.id desc'))) };
+    const sqliteRead = severalRecipients ? read('?').replace('from messages where', 'from messages indexed by messages_by_project_recipient where') : read('?');
+    // PostgreSQL: a limit its planner cannot read, so the page walks its index in order (pageLimit.ts).
+    list = { sqlite: statement(sqliteRead), postgres: postgresStatement(numbered(keyCheckedSql(read(POSTGRES_PAGE_LIMIT), 'r.id desc'))) };
     listStatements.set(where, list);
   }
   const parameters = [...conditions.flatMap(([, ...values]) => values), page.limit + 1];

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { claimProjectHeads } from './claims.ts';
 import { COMMON_DELIVERY_EVENTS_SQL, isCommonDeliveryEvent } from './deliveryEvents.ts';
 import type { Db } from './database.ts';
+import { postgresPageLimit } from './pageLimit.ts';
 import { dialectOf } from './prepared.ts';
 import { withPayloads } from './webhookPayloads.ts';
 import { uuid7LowerBound } from '../domain/uuid7.ts';
@@ -307,7 +308,9 @@ export async function listWebhookDeliveries(
   // its selectivity over every tenant's rows and read the whole range to sort it.)
   if (filter.since !== undefined) query = query.where('id', '>=', uuid7LowerBound(filter.since));
   if (filter.until !== undefined) query = query.where('id', '<', uuid7LowerBound(filter.until));
-  const rows = await query.orderBy('id', 'desc').limit(filter.limit).execute();
+  // On PostgreSQL a limit its planner cannot read, so the page walks its index in order (pageLimit.ts).
+  const limit = dialectOf(db) === 'postgres' ? postgresPageLimit(filter.limit) : filter.limit;
+  const rows = await query.orderBy('id', 'desc').limit(limit).execute();
   return withAttempts(db, rows);
 }
 
