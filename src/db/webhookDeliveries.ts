@@ -15,8 +15,9 @@ import type {
 // The webhook delivery log and queue. A delivery is one (status event, callback URL) pair; it is
 // due while pending (due_at set), holds a lease while a worker attempts it, and keeps its latest
 // attempt in its own row (last_*), the earlier ones in webhook_attempts: a delivery answered at
-// its first attempt has no webhook_attempts row. Every query names the project, except the
-// worker's own.
+// its first attempt has no webhook_attempts row. Every query names the project, the worker's
+// writes too: a delivery is found by its key (project_id, id), there is no index of ids alone
+// (migration 0026).
 
 export type WebhookDeliveryRow = WebhookDeliveriesTable;
 export type WebhookAttemptRow = WebhookAttemptsTable;
@@ -122,6 +123,8 @@ export function claimsJoinGroupCommit(db: Db): boolean {
 }
 
 export interface AttemptOutcomeUpdate {
+  /** The delivery's project: with its id, the row's key. */
+  projectId: string;
   status: WebhookDeliveryStatus;
   url: string;
   dueAt: number | null;
@@ -149,17 +152,31 @@ export async function recordWebhookAttempts(
   let recorded = attempts;
   if (recorded.length === 0) return;
   // A delivery erased with its project while its attempt was in flight has nothing to record: it
-  // is done. On PostgreSQL the deliveries that remain are locked here, in id order (as the
-  // erasure locks them), so none can vanish before the attempts below reference it — an erasure
-  // committed meanwhile is waited for, and what it erased is not found.
+  // is done. On PostgreSQL the deliveries that remain are locked here, in key order (as the
+  // erasure locks them: one project's, in id order), so none can vanish before the attempts below
+  // reference it — an erasure committed meanwhile is waited for, and what it erased is not found.
   const existing = new Set<string>();
-  const ids = [...new Set(recorded.map((item) => item.attempt.delivery_id))].sort();
-  for (let i = 0; i < ids.length; i += 500) {
-    const query = trx.selectFrom('webhook_deliveries').select('id').where('id', 'in', ids.slice(i, i + 500));
-    const rows = await (dialect === 'postgres' ? query.orderBy('id').forNoKeyUpdate() : query).execute();
-    for (const row of rows) existing.add(row.id);
+  const idsByProject = new Map<string, Set<string>>();
+  for (const { attempt, update } of recorded) {
+    const ids = idsByProject.get(update.projectId) ?? new Set<string>();
+    ids.add(attempt.delivery_id);
+    idsByProject.set(update.projectId, ids);
   }
-  if (existing.size < ids.length) recorded = recorded.filter((item) => existing.has(item.attempt.delivery_id));
+  let count = 0;
+  for (const projectId of [...idsByProject.keys()].sort()) {
+    const ids = [...idsByProject.get(projectId)!].sort();
+    count += ids.length;
+    for (let i = 0; i < ids.length; i += 500) {
+      const query = trx
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('project_id', '=', projectId)
+        .where('id', 'in', ids.slice(i, i + 500));
+      const rows = await (dialect === 'postgres' ? query.orderBy('id').forNoKeyUpdate() : query).execute();
+      for (const row of rows) existing.add(row.id);
+    }
+  }
+  if (existing.size < count) recorded = recorded.filter((item) => existing.has(item.attempt.delivery_id));
   if (recorded.length === 0) return;
   // Only retried deliveries have an earlier attempt to keep: most commits insert nothing here.
   const previous = recorded.flatMap((item) => (item.previous ? [item.previous] : []));
@@ -186,13 +203,19 @@ export async function recordWebhookAttempts(
           last_error: attempt.error,
           last_response_body: attempt.response_body,
         })
+        .where('project_id', '=', update.projectId)
         .where('id', '=', attempt.delivery_id)
         .execute();
     }
     return;
   }
-  // In id order, so that two recorders never wait for each other in a cycle.
-  const rows = [...recorded].sort((a, b) => (a.attempt.delivery_id < b.attempt.delivery_id ? -1 : 1));
+  // In key order, so that two recorders never wait for each other in a cycle.
+  const keyOf = (item: RecordedAttempt) => [item.update.projectId, item.attempt.delivery_id] as const;
+  const rows = [...recorded].sort((a, b) => {
+    const [pa, ia] = keyOf(a);
+    const [pb, ib] = keyOf(b);
+    return pa < pb ? -1 : pa > pb ? 1 : ia < ib ? -1 : ia > ib ? 1 : 0;
+  });
   const column = <T>(pick: (item: RecordedAttempt) => T) => rows.map(pick);
   await sql`
     update webhook_deliveries set status = v.status, url = v.url, attempt_count = v.attempt_count,
@@ -200,14 +223,15 @@ export async function recordWebhookAttempts(
       last_attempt_at = v.at, last_status_code = v.status_code, last_duration_ms = v.duration_ms,
       last_error = v.error, last_response_body = v.response_body
     from unnest(
+      ${column((item) => item.update.projectId)}::text[],
       ${column((item) => item.attempt.delivery_id)}::text[], ${column((item) => item.update.status)}::text[],
       ${column((item) => item.update.url)}::text[], ${column((item) => item.attempt.attempt)}::int[],
       ${column((item) => item.update.dueAt)}::bigint[], ${column((item) => item.update.now)}::bigint[],
       ${column((item) => item.attempt.at)}::bigint[], ${column((item) => item.attempt.status_code)}::int[],
       ${column((item) => item.attempt.duration_ms)}::int[], ${column((item) => item.attempt.error)}::text[],
       ${column((item) => item.attempt.response_body)}::text[]
-    ) as v(id, status, url, attempt_count, due_at, updated_at, at, status_code, duration_ms, error, response_body)
-    where webhook_deliveries.id = v.id`.execute(trx);
+    ) as v(project_id, id, status, url, attempt_count, due_at, updated_at, at, status_code, duration_ms, error, response_body)
+    where webhook_deliveries.project_id = v.project_id and webhook_deliveries.id = v.id`.execute(trx);
 }
 
 /** The origin (scheme://host:port) a URL is sent to: the unit of receiver limits and circuits. */
