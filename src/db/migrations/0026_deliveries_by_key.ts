@@ -72,7 +72,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     await sql`alter table webhook_deliveries_keyed rename to webhook_deliveries`.execute(db);
     await sql`alter table webhook_attempts_unreferenced rename to webhook_attempts`.execute(db);
     await sql`create index webhook_attempts_by_delivery on webhook_attempts (delivery_id, attempt)`.execute(db);
-    await sql`create index webhook_deliveries_by_message on webhook_deliveries (message_id, id)`.execute(db);
+    await sql`create index webhook_deliveries_by_message on webhook_deliveries (message_id, project_id, id)`.execute(db);
     await sql`create index webhook_deliveries_queue on webhook_deliveries (project_id, due_at)
       where due_at is not null`.execute(db);
     await sql`create index webhook_deliveries_failed on webhook_deliveries (project_id, updated_at)
@@ -83,9 +83,20 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       where event not in ('message.sent', 'message.delivered', 'message.read')`.execute(db);
     await sql`create index webhook_deliveries_due_by_id on webhook_deliveries (project_id, id)
       where due_at is not null`.execute(db);
+    // The planner's one fact about the key: a project has many deliveries. svc never analyzes
+    // SQLite, and without statistics the planner takes `project_id = ?` to match about ten rows on
+    // any index — so it walked the project's whole key (which returns rows in id order, with no
+    // lookup) rather than the message's few deliveries or a partial index of failed ones. A row of
+    // sqlite_stat1 for the key alone (the table's other indexes keep the planner's defaults) makes
+    // every plan of test/db/queryPlans.test.ts what it was; no ANALYZE ever replaces it.
+    await sql`analyze sqlite_schema`.execute(db);
+    await sql`delete from sqlite_stat1 where tbl = 'webhook_deliveries'`.execute(db);
+    await sql`insert into sqlite_stat1 (tbl, idx, stat)
+      values ('webhook_deliveries', 'sqlite_autoindex_webhook_deliveries_1', '1000000 10000 1')`.execute(db);
     const broken = await sql`pragma foreign_key_check`.execute(db);
     if (broken.rows.length > 0) throw new Error('webhook_deliveries rebuild broke a foreign key');
     await sql`commit`.execute(db);
+    await sql`analyze sqlite_schema`.execute(db); // loads that row into this connection's planner
   } catch (error) {
     await sql`rollback`.execute(db).catch(() => {});
     throw error;
