@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type SelectQueryBuilder, sql } from 'kysely';
 import { claimProjectHeads } from './claims.ts';
 import { COMMON_DELIVERY_EVENTS_SQL, isCommonDeliveryEvent } from './deliveryEvents.ts';
 import type { Db } from './database.ts';
@@ -7,6 +7,7 @@ import { withPayloads } from './webhookPayloads.ts';
 import { uuid7LowerBound } from '../domain/uuid7.ts';
 import type {
   ProjectsTable,
+  Tables,
   WebhookAttemptsTable,
   WebhookDeliveriesTable,
   WebhookDeliveryStatus,
@@ -307,13 +308,25 @@ export interface DeliveryFilter {
   until?: number;
 }
 
+/**
+ * Where a page of the log is read from: the table; or, on PostgreSQL with a message named, that
+ * message's few deliveries through its own index (the message id alone, migration 0026), behind a
+ * fence (offset 0) the planner plans on its own — as a plain condition it combined that index with
+ * the project's key range of older ids (a read of the project's history).
+ */
+function deliveriesOf(db: Db, messageId: string | undefined): SelectQueryBuilder<Tables, 'webhook_deliveries', object> {
+  if (messageId === undefined || dialectOf(db) !== 'postgres') return db.selectFrom('webhook_deliveries');
+  const ofMessage = db.selectFrom('webhook_deliveries').selectAll().where('message_id', '=', messageId).offset(0);
+  return db.selectFrom(ofMessage.as('webhook_deliveries')) as unknown as SelectQueryBuilder<Tables, 'webhook_deliveries', object>;
+}
+
 /** A page of the project's deliveries, newest first (ids are UUIDv7: they sort by creation time). */
 export async function listWebhookDeliveries(
   db: Db,
   projectId: string,
   filter: DeliveryFilter,
 ): Promise<DeliveryWithAttempts[]> {
-  let query = db.selectFrom('webhook_deliveries').selectAll().where('project_id', '=', projectId);
+  let query = deliveriesOf(db, filter.messageId).selectAll().where('project_id', '=', projectId);
   if (filter.before !== undefined) query = query.where('id', '<', filter.before);
   // Failed and pending deliveries each have a partial index in id order (migrations 0014_keyed_by_project, 0019);
   // a planner uses one only for a literal condition, as its own, never for a parameter. A

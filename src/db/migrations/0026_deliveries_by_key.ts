@@ -20,6 +20,8 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     await sql`drop index if exists webhook_deliveries_by_id`.execute(db);
+    await sql`drop index if exists webhook_deliveries_by_message`.execute(db);
+    await sql`create index webhook_deliveries_by_message on webhook_deliveries (message_id)`.execute(db);
     return;
   }
   // Migrations run outside a transaction on SQLite, where this pragma takes effect.
