@@ -163,20 +163,25 @@ export async function recordWebhookAttempts(
     ids.add(attempt.delivery_id);
     idsByProject.set(update.projectId, ids);
   }
-  let count = 0;
-  for (const projectId of [...idsByProject.keys()].sort()) {
-    const ids = [...idsByProject.get(projectId)!].sort();
-    count += ids.length;
-    for (let i = 0; i < ids.length; i += 500) {
-      const query = trx
-        .selectFrom('webhook_deliveries')
-        .select('id')
-        .where('project_id', '=', projectId)
-        .where('id', 'in', ids.slice(i, i + 500));
-      const rows = await (dialect === 'postgres' ? query.orderBy('id').forNoKeyUpdate() : query).execute();
-      for (const row of rows) existing.add(row.id);
+  const keys = [...idsByProject.keys()].sort().flatMap((projectId) => [...idsByProject.get(projectId)!].sort().map((id) => [projectId, id] as const));
+  if (dialect === 'postgres') {
+    // One statement for the lot (a round trip per project would make every commit wait).
+    for (let i = 0; i < keys.length; i += 500) {
+      const chunk = keys.slice(i, i + 500);
+      const rows = await sql<{ id: string }>`
+        select id from webhook_deliveries
+        where (project_id, id) in (select * from unnest(${chunk.map(([projectId]) => projectId)}::text[], ${chunk.map(([, id]) => id)}::text[]))
+        order by project_id, id
+        for no key update`.execute(trx);
+      for (const row of rows.rows) existing.add(row.id);
+    }
+  } else {
+    for (const [projectId, ids] of idsByProject) {
+      const found = await trx.selectFrom('webhook_deliveries').select('id').where('project_id', '=', projectId).where('id', 'in', [...ids]).execute();
+      for (const row of found) existing.add(row.id);
     }
   }
+  const count = keys.length;
   if (existing.size < count) recorded = recorded.filter((item) => existing.has(item.attempt.delivery_id));
   if (recorded.length === 0) return;
   // Only retried deliveries have an earlier attempt to keep: most commits insert nothing here.
