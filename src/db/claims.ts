@@ -138,7 +138,8 @@ export interface HeadClaim {
 }
 
 /**
- * Claims, for each project, up to its quota of due rows, oldest due first, under a lease.
+ * Claims, for each project, up to its quota of due rows, oldest due first, under a lease. Rows
+ * are updated by their key (project_id, id): webhook deliveries have no index of ids alone.
  * PostgreSQL does it in one statement (a lateral join per project, SKIP LOCKED so concurrent
  * workers never claim a row twice); SQLite has one writer, so a statement per project is atomic
  * and costs microseconds.
@@ -164,8 +165,8 @@ export async function claimProjectHeads<T extends ProjectQueueTable>(
       await sql`select set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true)`.execute(trx);
       const result = await sql<Tables[T]>`
         update ${t} set due_at = ${leaseEnd}, lease_expires_at = ${leaseEnd}
-        where id in (
-          select c.id from unnest(${projects}::text[], ${quotas}::int[]) as w(project_id, quota)
+        where (project_id, id) in (
+          select w.project_id, c.id from unnest(${projects}::text[], ${quotas}::int[]) as w(project_id, quota)
           cross join lateral (
             select q.id from ${t} q
             where q.project_id = w.project_id and q.due_at is not null and q.due_at <= ${claim.now} ${extra}
@@ -183,7 +184,7 @@ export async function claimProjectHeads<T extends ProjectQueueTable>(
     if (quota <= 0) continue;
     const result = await sql<Tables[T]>`
       update ${t} set due_at = ${leaseEnd}, lease_expires_at = ${leaseEnd}
-      where id in (
+      where project_id = ${projectId} and id in (
         select q.id from ${t} q
         where q.project_id = ${projectId} and q.due_at is not null and q.due_at <= ${claim.now} ${extra}
         order by q.due_at limit ${quota}
@@ -199,6 +200,7 @@ export async function claimProjectHeads<T extends ProjectQueueTable>(
  * (`leaseEnd` null, due at `dueAt`). Only rows whose lease is still `currentLeaseEnd` are moved:
  * a row whose lease ran out and was claimed by another worker is no longer ours. Rows are locked
  * in id order on PostgreSQL, as the outcome recorder locks them, so the two never deadlock.
+ * Webhook deliveries are moved with their project named (`projectId`, all of one project).
  * Returns the ids moved.
  */
 export async function moveLeases(
@@ -207,16 +209,19 @@ export async function moveLeases(
   ids: readonly string[],
   currentLeaseEnd: number,
   to: { dueAt: number; leaseEnd: number | null },
+  projectId?: string,
 ): Promise<string[]> {
   const dialect = dialectOf(db);
   const moved: string[] = [];
   const t = sql.table(table);
+  // Named, the project makes the rows' key: webhook deliveries have no index of ids alone.
+  const ofProject = projectId === undefined ? sql`` : sql`project_id = ${projectId} and`;
   for (let i = 0; i < ids.length; i += 1000) {
     const chunk = ids.slice(i, i + 1000);
     const lock = dialect === 'postgres' ? sql`order by id for update` : sql``;
     const result = await sql<{ id: string }>`
       update ${t} set due_at = ${to.dueAt}, lease_expires_at = ${to.leaseEnd}
-      where id in (select id from ${t} where id in (${sql.join(chunk)}) and lease_expires_at = ${currentLeaseEnd} ${lock})
+      where ${ofProject} id in (select id from ${t} where ${ofProject} id in (${sql.join(chunk)}) and lease_expires_at = ${currentLeaseEnd} ${lock})
       returning id`.execute(db);
     moved.push(...result.rows.map((row) => row.id));
   }

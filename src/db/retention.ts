@@ -110,9 +110,13 @@ export async function purgeMessagesStep(db: Db, bounds: PassBounds): Promise<Ste
     if (ids.length === 0) return {};
     // The deliveries' ids as values, not a subquery: PostgreSQL then seeks each one's attempts in
     // their index instead of hashing the whole attempts table.
-    const deliveryIds = (await trx.selectFrom('webhook_deliveries').select('id').where('message_id', 'in', ids).execute()).map((row) => row.id);
+    const deliveryKeys = await trx.selectFrom('webhook_deliveries').select(['project_id', 'id']).where('message_id', 'in', ids).execute();
+    const deliveryIds = deliveryKeys.map((row) => row.id);
     const attempts = deliveryIds.length === 0 ? { numDeletedRows: 0n } : await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveryIds).executeTakeFirst();
-    const deliveries = deliveryIds.length === 0 ? [] : await deleteDeliveries(trx, deliveryIds);
+    const deliveries: { last_attempt_at?: number | null }[] = [];
+    for (const [projectId, keys] of Map.groupBy(deliveryKeys, (row) => row.project_id)) {
+      deliveries.push(...(await deleteDeliveries(trx, projectId, keys.map((row) => row.id))));
+    }
     const events = await trx.deleteFrom('message_events').where('message_id', 'in', ids).executeTakeFirst();
     const replies = await trx.deleteFrom('message_replies').where('message_id', 'in', ids).executeTakeFirst();
     const sandbox = await trx.deleteFrom('sandbox_submissions').where('message_id', 'in', ids).executeTakeFirst();
@@ -130,38 +134,53 @@ export async function purgeMessagesStep(db: Db, bounds: PassBounds): Promise<Ste
 }
 
 /**
- * One step of webhook deliveries past retention (payloads and attempts), whatever they are
- * about: up to `limit` made before the cutoff, in id order; the finished ones go.
+ * One step of one project's webhook deliveries past retention (payloads and attempts), whatever
+ * they are about: up to `limit` made before the cutoff, in id order; the finished ones go. Always
+ * one project's: deliveries are keyed (project_id, id), with no ordered index of ids alone
+ * (migrations 0014_keyed_by_project, 0026_deliveries_by_key).
  */
-export async function purgeDeliveriesStep(db: Db, bounds: PassBounds): Promise<Step> {
+export async function purgeDeliveriesStep(db: Db, bounds: PassBounds & { projectId: string }): Promise<Step> {
   const dialect = dialectOf(db);
-  let candidates = db
+  const found = await db
     .selectFrom('webhook_deliveries')
     .select(['id', 'due_at', 'updated_at'])
+    .where('project_id', '=', bounds.projectId)
     .where('id', '<', uuid7LowerBound(bounds.cutoff))
-    .where('id', '>', bounds.after);
-  if (bounds.projectId !== undefined) candidates = candidates.where('project_id', '=', bounds.projectId);
-  const found = await candidates.orderBy('id').limit(bounds.limit).execute();
+    .where('id', '>', bounds.after)
+    .orderBy('id')
+    .limit(bounds.limit)
+    .execute();
   const next = found.length < bounds.limit ? undefined : found.at(-1)!.id;
   const finished = found.filter((d) => d.due_at === null && d.updated_at < bounds.cutoff).map((d) => d.id);
   if (finished.length === 0) return { deleted: {}, scanned: found.length, next };
 
   const deleted = await db.transaction().execute(async (trx) => {
     await unsyncedCommit(trx);
-    let still = trx.selectFrom('webhook_deliveries').select('id').where('id', 'in', finished).where('due_at', 'is', null).orderBy('id');
+    let still = trx
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('project_id', '=', bounds.projectId)
+      .where('id', 'in', finished)
+      .where('due_at', 'is', null)
+      .orderBy('id');
     if (dialect === 'postgres') still = still.forUpdate().skipLocked();
     const ids = (await still.execute()).map((row) => row.id);
     if (ids.length === 0) return {};
     const attempts = await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).executeTakeFirst();
-    const deliveries = await deleteDeliveries(trx, ids);
+    const deliveries = await deleteDeliveries(trx, bounds.projectId, ids);
     return { webhook_deliveries: deliveries.length, webhook_attempts: rows(attempts) + latestAttempts(deliveries) };
   });
   return { deleted, scanned: found.length, next };
 }
 
-/** Deletes deliveries by id (a step's few), returning whether each held its latest attempt. */
-async function deleteDeliveries(trx: Db, ids: readonly string[]): Promise<{ last_attempt_at?: number | null }[]> {
-  return trx.deleteFrom('webhook_deliveries').where('id', 'in', [...ids]).returning('last_attempt_at').execute();
+/** Deletes one project's deliveries by key (a step's few), returning whether each held its latest attempt. */
+async function deleteDeliveries(trx: Db, projectId: string, ids: readonly string[]): Promise<{ last_attempt_at?: number | null }[]> {
+  return trx
+    .deleteFrom('webhook_deliveries')
+    .where('project_id', '=', projectId)
+    .where('id', 'in', [...ids])
+    .returning('last_attempt_at')
+    .execute();
 }
 
 /** The attempts deleted with their deliveries: each delivery row holds its latest (migration 0023). */
@@ -403,19 +422,18 @@ export async function enableIncrementalVacuum(db: Db): Promise<boolean | undefin
 
 export type OwnRetention = Awaited<ReturnType<typeof projectsWithOwnRetention>>[number];
 
-/** One pass of the purge over messages or deliveries: rows past `cutoff`, of one project or of all. */
-export interface PurgeScope {
-  pass: 'messages' | 'webhook_deliveries';
-  cutoff: number;
-  projectId?: string;
-}
+/** One pass of the purge over messages or deliveries: rows past `cutoff`, of one project or (messages) of all. */
+export type PurgeScope =
+  | { pass: 'messages'; cutoff: number; projectId?: string }
+  | { pass: 'webhook_deliveries'; cutoff: number; projectId: string };
 
 /**
  * The passes over messages and webhook deliveries, in order, given each kind's cutoff for a project
- * (undefined: the operator's retention). PostgreSQL keys messages and deliveries by (project_id,
- * id) and has no ordered index on id alone (migration 0014_keyed_by_project): the passes walk one
- * project's oldest rows at a time, each project with its own retention or the operator's. SQLite:
- * the operator's retention for everyone, then each project's shorter one on its own rows.
+ * (undefined: the operator's retention). Deliveries are keyed (project_id, id), with no ordered
+ * index on id alone (migrations 0014_keyed_by_project, 0026_deliveries_by_key), and so are
+ * messages on PostgreSQL: those passes walk one project's oldest rows at a time, each project with
+ * its own retention or the operator's. SQLite's messages: the operator's retention for everyone,
+ * then each project's shorter one on its own rows.
  */
 export async function* purgeScopes(
   db: Db,
@@ -423,30 +441,24 @@ export async function* purgeScopes(
   cutoffs: { messages(project: OwnRetention | undefined): number; deliveries(project: OwnRetention | undefined): number },
   projectsPerStep: number,
 ): AsyncGenerator<PurgeScope> {
-  if (dialectOf(db) === 'postgres') {
-    const ownById = new Map(own.map((project) => [project.id, project]));
-    for (let afterProject = ''; ; ) {
-      const projects = await projectIdsAfter(db, afterProject, projectsPerStep);
-      for (const projectId of projects) {
-        const project = ownById.get(projectId);
-        yield { pass: 'messages', cutoff: cutoffs.messages(project), projectId };
-        yield { pass: 'webhook_deliveries', cutoff: cutoffs.deliveries(project), projectId };
-      }
-      if (projects.length < projectsPerStep) break;
-      afterProject = projects.at(-1)!;
+  const postgres = dialectOf(db) === 'postgres';
+  if (!postgres) {
+    yield { pass: 'messages', cutoff: cutoffs.messages(undefined) };
+    for (const project of own) {
+      if (project.message_retention_ms === null) continue;
+      yield { pass: 'messages', cutoff: cutoffs.messages(project), projectId: project.id };
     }
-    return;
   }
-  const everyone = { messages: cutoffs.messages(undefined), deliveries: cutoffs.deliveries(undefined) };
-  yield { pass: 'messages', cutoff: everyone.messages };
-  for (const project of own) {
-    if (project.message_retention_ms === null) continue;
-    yield { pass: 'messages', cutoff: cutoffs.messages(project), projectId: project.id };
-  }
-  yield { pass: 'webhook_deliveries', cutoff: everyone.deliveries };
-  for (const project of own) {
-    const cutoff = cutoffs.deliveries(project);
-    if (cutoff !== everyone.deliveries) yield { pass: 'webhook_deliveries', cutoff, projectId: project.id };
+  const ownById = new Map(own.map((project) => [project.id, project]));
+  for (let afterProject = ''; ; ) {
+    const projects = await projectIdsAfter(db, afterProject, projectsPerStep);
+    for (const projectId of projects) {
+      const project = ownById.get(projectId);
+      if (postgres) yield { pass: 'messages', cutoff: cutoffs.messages(project), projectId };
+      yield { pass: 'webhook_deliveries', cutoff: cutoffs.deliveries(project), projectId };
+    }
+    if (projects.length < projectsPerStep) break;
+    afterProject = projects.at(-1)!;
   }
 }
 

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type SelectQueryBuilder, sql } from 'kysely';
 import { claimProjectHeads } from './claims.ts';
 import { COMMON_DELIVERY_EVENTS_SQL, isCommonDeliveryEvent } from './deliveryEvents.ts';
 import type { Db } from './database.ts';
@@ -8,6 +8,7 @@ import { withPayloads } from './webhookPayloads.ts';
 import { uuid7LowerBound } from '../domain/uuid7.ts';
 import type {
   ProjectsTable,
+  Tables,
   WebhookAttemptsTable,
   WebhookDeliveriesTable,
   WebhookDeliveryStatus,
@@ -16,8 +17,9 @@ import type {
 // The webhook delivery log and queue. A delivery is one (status event, callback URL) pair; it is
 // due while pending (due_at set), holds a lease while a worker attempts it, and keeps its latest
 // attempt in its own row (last_*), the earlier ones in webhook_attempts: a delivery answered at
-// its first attempt has no webhook_attempts row. Every query names the project, except the
-// worker's own.
+// its first attempt has no webhook_attempts row. Every query names the project, the worker's
+// writes too: a delivery is found by its key (project_id, id), there is no index of ids alone
+// (migration 0026).
 
 export type WebhookDeliveryRow = WebhookDeliveriesTable;
 export type WebhookAttemptRow = WebhookAttemptsTable;
@@ -123,6 +125,8 @@ export function claimsJoinGroupCommit(db: Db): boolean {
 }
 
 export interface AttemptOutcomeUpdate {
+  /** The delivery's project: with its id, the row's key. */
+  projectId: string;
   status: WebhookDeliveryStatus;
   url: string;
   dueAt: number | null;
@@ -150,17 +154,36 @@ export async function recordWebhookAttempts(
   let recorded = attempts;
   if (recorded.length === 0) return;
   // A delivery erased with its project while its attempt was in flight has nothing to record: it
-  // is done. On PostgreSQL the deliveries that remain are locked here, in id order (as the
-  // erasure locks them), so none can vanish before the attempts below reference it — an erasure
-  // committed meanwhile is waited for, and what it erased is not found.
+  // is done. On PostgreSQL the deliveries that remain are locked here, in key order (as the
+  // erasure locks them: one project's, in id order), so none can vanish before the attempts below
+  // reference it — an erasure committed meanwhile is waited for, and what it erased is not found.
   const existing = new Set<string>();
-  const ids = [...new Set(recorded.map((item) => item.attempt.delivery_id))].sort();
-  for (let i = 0; i < ids.length; i += 500) {
-    const query = trx.selectFrom('webhook_deliveries').select('id').where('id', 'in', ids.slice(i, i + 500));
-    const rows = await (dialect === 'postgres' ? query.orderBy('id').forNoKeyUpdate() : query).execute();
-    for (const row of rows) existing.add(row.id);
+  const idsByProject = new Map<string, Set<string>>();
+  for (const { attempt, update } of recorded) {
+    const ids = idsByProject.get(update.projectId) ?? new Set<string>();
+    ids.add(attempt.delivery_id);
+    idsByProject.set(update.projectId, ids);
   }
-  if (existing.size < ids.length) recorded = recorded.filter((item) => existing.has(item.attempt.delivery_id));
+  const keys = [...idsByProject.keys()].sort().flatMap((projectId) => [...idsByProject.get(projectId)!].sort().map((id) => [projectId, id] as const));
+  if (dialect === 'postgres') {
+    // One statement for the lot (a round trip per project would make every commit wait).
+    for (let i = 0; i < keys.length; i += 500) {
+      const chunk = keys.slice(i, i + 500);
+      const rows = await sql<{ id: string }>`
+        select id from webhook_deliveries
+        where (project_id, id) in (select * from unnest(${chunk.map(([projectId]) => projectId)}::text[], ${chunk.map(([, id]) => id)}::text[]))
+        order by project_id, id
+        for no key update`.execute(trx);
+      for (const row of rows.rows) existing.add(row.id);
+    }
+  } else {
+    for (const [projectId, ids] of idsByProject) {
+      const found = await trx.selectFrom('webhook_deliveries').select('id').where('project_id', '=', projectId).where('id', 'in', [...ids]).execute();
+      for (const row of found) existing.add(row.id);
+    }
+  }
+  const count = keys.length;
+  if (existing.size < count) recorded = recorded.filter((item) => existing.has(item.attempt.delivery_id));
   if (recorded.length === 0) return;
   // Only retried deliveries have an earlier attempt to keep: most commits insert nothing here.
   const previous = recorded.flatMap((item) => (item.previous ? [item.previous] : []));
@@ -187,13 +210,19 @@ export async function recordWebhookAttempts(
           last_error: attempt.error,
           last_response_body: attempt.response_body,
         })
+        .where('project_id', '=', update.projectId)
         .where('id', '=', attempt.delivery_id)
         .execute();
     }
     return;
   }
-  // In id order, so that two recorders never wait for each other in a cycle.
-  const rows = [...recorded].sort((a, b) => (a.attempt.delivery_id < b.attempt.delivery_id ? -1 : 1));
+  // In key order, so that two recorders never wait for each other in a cycle.
+  const keyOf = (item: RecordedAttempt) => [item.update.projectId, item.attempt.delivery_id] as const;
+  const rows = [...recorded].sort((a, b) => {
+    const [pa, ia] = keyOf(a);
+    const [pb, ib] = keyOf(b);
+    return pa < pb ? -1 : pa > pb ? 1 : ia < ib ? -1 : ia > ib ? 1 : 0;
+  });
   const column = <T>(pick: (item: RecordedAttempt) => T) => rows.map(pick);
   await sql`
     update webhook_deliveries set status = v.status, url = v.url, attempt_count = v.attempt_count,
@@ -201,14 +230,15 @@ export async function recordWebhookAttempts(
       last_attempt_at = v.at, last_status_code = v.status_code, last_duration_ms = v.duration_ms,
       last_error = v.error, last_response_body = v.response_body
     from unnest(
+      ${column((item) => item.update.projectId)}::text[],
       ${column((item) => item.attempt.delivery_id)}::text[], ${column((item) => item.update.status)}::text[],
       ${column((item) => item.update.url)}::text[], ${column((item) => item.attempt.attempt)}::int[],
       ${column((item) => item.update.dueAt)}::bigint[], ${column((item) => item.update.now)}::bigint[],
       ${column((item) => item.attempt.at)}::bigint[], ${column((item) => item.attempt.status_code)}::int[],
       ${column((item) => item.attempt.duration_ms)}::int[], ${column((item) => item.attempt.error)}::text[],
       ${column((item) => item.attempt.response_body)}::text[]
-    ) as v(id, status, url, attempt_count, due_at, updated_at, at, status_code, duration_ms, error, response_body)
-    where webhook_deliveries.id = v.id`.execute(trx);
+    ) as v(project_id, id, status, url, attempt_count, due_at, updated_at, at, status_code, duration_ms, error, response_body)
+    where webhook_deliveries.project_id = v.project_id and webhook_deliveries.id = v.id`.execute(trx);
 }
 
 /** The origin (scheme://host:port) a URL is sent to: the unit of receiver limits and circuits. */
@@ -284,13 +314,25 @@ export interface DeliveryFilter {
   until?: number;
 }
 
+/**
+ * Where a page of the log is read from: the table; or, on PostgreSQL with a message named, that
+ * message's few deliveries through its own index (the message id alone, migration 0026), behind a
+ * fence (offset 0) the planner plans on its own — as a plain condition it combined that index with
+ * the project's key range of older ids (a read of the project's history).
+ */
+function deliveriesOf(db: Db, messageId: string | undefined): SelectQueryBuilder<Tables, 'webhook_deliveries', object> {
+  if (messageId === undefined || dialectOf(db) !== 'postgres') return db.selectFrom('webhook_deliveries');
+  const ofMessage = db.selectFrom('webhook_deliveries').selectAll().where('message_id', '=', messageId).offset(0);
+  return db.selectFrom(ofMessage.as('webhook_deliveries')) as unknown as SelectQueryBuilder<Tables, 'webhook_deliveries', object>;
+}
+
 /** A page of the project's deliveries, newest first (ids are UUIDv7: they sort by creation time). */
 export async function listWebhookDeliveries(
   db: Db,
   projectId: string,
   filter: DeliveryFilter,
 ): Promise<DeliveryWithAttempts[]> {
-  let query = db.selectFrom('webhook_deliveries').selectAll().where('project_id', '=', projectId);
+  let query = deliveriesOf(db, filter.messageId).selectAll().where('project_id', '=', projectId);
   if (filter.before !== undefined) query = query.where('id', '<', filter.before);
   // Failed and pending deliveries each have a partial index in id order (migrations 0014_keyed_by_project, 0019);
   // a planner uses one only for a literal condition, as its own, never for a parameter. A

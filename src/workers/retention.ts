@@ -104,7 +104,7 @@ export function startPurgeRun(
 
     const purgeStep = {
       messages: (b: PassBounds) => unsynced((db) => purgeMessagesStep(db, b)),
-      webhook_deliveries: (b: PassBounds) => unsynced((db) => purgeDeliveriesStep(db, b)),
+      webhook_deliveries: (b: PassBounds & { projectId: string }) => unsynced((db) => purgeDeliveriesStep(db, b)),
     };
     const cutoffs = {
       messages: (project: OwnRetention | undefined) => {
@@ -117,7 +117,8 @@ export function startPurgeRun(
       },
     };
     for await (const scope of purgeScopes(db, own, cutoffs, PROJECTS_PER_COUNTS_STEP)) {
-      yield* pass(scope.pass, purgeStep[scope.pass], scope.cutoff, scope.projectId);
+      if (scope.pass === 'messages') yield* pass(scope.pass, purgeStep.messages, scope.cutoff, scope.projectId);
+      else yield* pass(scope.pass, (b) => purgeStep.webhook_deliveries({ ...b, projectId: scope.projectId }), scope.cutoff, scope.projectId);
     }
     yield* pass('batches', (b) => unsynced((db) => purgeBatchesStep(db, b)), messagesCutoff);
     for (const project of own) {

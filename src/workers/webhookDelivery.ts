@@ -313,7 +313,7 @@ export class WebhookDeliveryJob implements Job {
 
   /** Gives a claimed delivery back, due when its receiver's circuit may be probed: not an attempt. */
   async #holdBack(row: WebhookDeliveryRow, leaseEnd: number, until: number): Promise<void> {
-    await moveLeases(this.#deps.database.db, 'webhook_deliveries', [row.id], leaseEnd, { dueAt: until, leaseEnd: null });
+    await moveLeases(this.#deps.database.db, 'webhook_deliveries', [row.id], leaseEnd, { dueAt: until, leaseEnd: null }, row.project_id);
     this.#deps.logger.info(
       { deliveryId: row.id, origin: originOf(row.url), until: new Date(until).toISOString() },
       'webhook delivery held back: its receiver’s circuit is open',
@@ -389,7 +389,7 @@ export class WebhookDeliveryJob implements Job {
         error: result.error ?? null,
         response_body: result.responseBody ?? null,
       },
-      update: { status, url, dueAt, now },
+      update: { projectId: row.project_id, status, url, dueAt, now },
     });
     this.#metrics.attempts.inc({ outcome: result.outcome });
     if (result.statusCode !== undefined || result.outcome === 'timeout' || result.outcome === 'network_error') {

@@ -76,7 +76,8 @@ for (const kind of databaseKinds()) {
         const [bodyBefore] = await withPayloads(database.db, [delivery]);
         assert.notEqual(bodyBefore!.payload, '', 'a body rebuilt before');
 
-        assert.deepEqual(await migrateToLatest(database.db), ['0025_compact_ids']);
+        const names = Object.keys(migrations);
+        assert.deepEqual(await migrateToLatest(database.db), names.slice(names.indexOf('0025_compact_ids')));
 
         assert.deepEqual(await listMessageEvents(database.db, message), before);
         assert.deepEqual(

@@ -172,7 +172,8 @@ for (const kind of databaseKinds()) {
       assertWalks(deliveries!, 'webhook_deliveries', ['webhook_deliveries_by_message'], { sorted: kind === 'postgres' });
     });
 
-    const deliveriesByProject = kind === 'postgres' ? ['webhook_deliveries_pkey'] : ['webhook_deliveries_by_project'];
+    // Keyed (project_id, id) on both: PostgreSQL's primary key index; SQLite's table itself (WITHOUT ROWID, migration 0026).
+    const deliveriesByProject = kind === 'postgres' ? ['webhook_deliveries_pkey'] : ['primary key'];
     // The old tenant has no delivery due; a tenant among the newest has a backlog of them.
     const BACKLOGGED = projectIdOf(1);
     const A_BACKLOG_DELIVERY = bulkDeliveryId(SHAPE.messages - 100, 2);

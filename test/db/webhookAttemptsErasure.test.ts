@@ -58,7 +58,7 @@ function attemptAt(deliveryId: string, now: number): RecordedAttempt {
   return {
     previous: { id: `wha_${deliveryId}_1`, delivery_id: deliveryId, attempt: 1, at: now - 1000, url, status_code: 500, duration_ms: 5, error: 'HTTP 500', response_body: null },
     attempt: { id: `wha_${deliveryId}_2`, delivery_id: deliveryId, attempt: 2, at: now, url, status_code: 200, duration_ms: 5, error: null, response_body: 'ok' },
-    update: { status: 'succeeded', url, dueAt: null, now },
+    update: { projectId: deliveryId.startsWith('whd_a') ? 'proj_erased' : 'proj_kept', status: 'succeeded', url, dueAt: null, now },
   };
 }
 

@@ -24,6 +24,7 @@ import * as m0022 from './0022_volume_tiers.ts';
 import * as m0023 from './0023_compact_deliveries.ts';
 import * as m0024 from './0024_waba_currency.ts';
 import * as m0025 from './0025_compact_ids.ts';
+import * as m0026 from './0026_deliveries_by_key.ts';
 
 /**
  * Every migration, in the order it runs: `NNNN_what`, numbered 0001, 0002, … without a gap or a
@@ -55,6 +56,7 @@ export const migrations: Record<string, Migration> = {
   '0023_compact_deliveries': m0023,
   '0024_waba_currency': m0024,
   '0025_compact_ids': m0025,
+  '0026_deliveries_by_key': m0026,
 };
 
 /**
