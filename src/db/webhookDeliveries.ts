@@ -336,9 +336,12 @@ export async function listWebhookDeliveries(
   if (filter.before !== undefined) query = query.where('id', '<', filter.before);
   // Failed and pending deliveries each have a partial index in id order (migrations 0014_keyed_by_project, 0019);
   // a planner uses one only for a literal condition, as its own, never for a parameter. A
-  // delivery is pending exactly while it is due (due_at set), the pending index's condition.
+  // delivery is pending exactly while it is due (due_at set: every write that sets one status
+  // sets the other), so the pending filter is the index's condition alone — with `status =
+  // 'pending'` beside it PostgreSQL judged the two apart, under-estimated a backlog and read it
+  // all to sort it.
   if (filter.status === 'failed') query = query.where(sql<boolean>`status = 'failed'`);
-  else if (filter.status === 'pending') query = query.where(sql<boolean>`due_at is not null and status = 'pending'`);
+  else if (filter.status === 'pending') query = query.where(sql<boolean>`due_at is not null`);
   else if (filter.status !== undefined) query = query.where('status', '=', filter.status);
   if (filter.event !== undefined) {
     query = query.where('event', '=', filter.event);
