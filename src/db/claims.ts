@@ -138,11 +138,15 @@ export interface HeadClaim {
 }
 
 /**
- * Claims, for each project, up to its quota of due rows, oldest due first, under a lease. Rows
- * are updated by their key (project_id, id): webhook deliveries have no index of ids alone.
- * PostgreSQL does it in one statement (a lateral join per project, SKIP LOCKED so concurrent
- * workers never claim a row twice); SQLite has one writer, so a statement per project is atomic
- * and costs microseconds.
+ * Claims, for each project, up to its quota of due rows, oldest due first, under a lease, in one
+ * transaction: all of the claim or none of it, so a failed claim leaves no row leased behind the
+ * caller's back. Rows are updated by their key (project_id, id): webhook deliveries have no index
+ * of ids alone. PostgreSQL does it in one statement (a lateral join per project, SKIP LOCKED so
+ * concurrent workers never claim a row twice); SQLite has one writer, so a statement per project,
+ * each a few index seeks, under one commit — autocommitted, a hundred heads were a hundred
+ * commits in one turn of the event loop (issue 24). The transaction awaits nothing but its own
+ * statements, so it holds the writer no longer than they take; inside Database.withoutSync (the
+ * dispatcher) its one commit is not synced, as each of the hundred was not.
  */
 export async function claimProjectHeads<T extends ProjectQueueTable>(
   db: Db,
@@ -179,20 +183,23 @@ export async function claimProjectHeads<T extends ProjectQueueTable>(
     };
     return db.isTransaction ? claimIn(db) : db.transaction().execute(claimIn);
   }
-  const rows: Tables[T][] = [];
-  for (const [projectId, quota] of claim.quotas) {
-    if (quota <= 0) continue;
-    const result = await sql<Tables[T]>`
-      update ${t} set due_at = ${leaseEnd}, lease_expires_at = ${leaseEnd}
-      where project_id = ${projectId} and id in (
-        select q.id from ${t} q
-        where q.project_id = ${projectId} and q.due_at is not null and q.due_at <= ${claim.now} ${extra}
-        order by q.due_at limit ${quota}
-      )
-      returning *`.execute(db);
-    rows.push(...result.rows);
-  }
-  return rows;
+  const claimEach = async (trx: Db) => {
+    const rows: Tables[T][] = [];
+    for (const [projectId, quota] of claim.quotas) {
+      if (quota <= 0) continue;
+      const result = await sql<Tables[T]>`
+        update ${t} set due_at = ${leaseEnd}, lease_expires_at = ${leaseEnd}
+        where project_id = ${projectId} and id in (
+          select q.id from ${t} q
+          where q.project_id = ${projectId} and q.due_at is not null and q.due_at <= ${claim.now} ${extra}
+          order by q.due_at limit ${quota}
+        )
+        returning *`.execute(trx);
+      rows.push(...result.rows);
+    }
+    return rows;
+  };
+  return db.isTransaction ? claimEach(db) : db.transaction().execute(claimEach);
 }
 
 /**
