@@ -124,7 +124,12 @@ export async function freshDatabase(kind: DatabaseKind, postgresUrl: string | un
  * (its application_name) is open: then another harness is using it now.
  */
 export async function dropBenchDatabases(postgresUrl: string | undefined): Promise<void> {
-  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+  // SVC_BENCH_KEEP_SQLITE=1 leaves the SQLite files (their folders are logged) for EXPLAIN QUERY PLAN afterwards.
+  const keep = process.env.SVC_BENCH_KEEP_SQLITE === '1';
+  for (const folder of folders.splice(0)) {
+    if (keep) console.error(`kept SQLite bench files in ${folder}`);
+    else rmSync(folder, { recursive: true, force: true });
+  }
   const own = new Set(schemas.splice(0));
   if (!postgresUrl) return;
   const client = new pg.Client({ connectionString: postgresUrl });
