@@ -158,13 +158,10 @@ export async function recordWebhookAttempts(
   // erasure locks them: one project's, in id order), so none can vanish before the attempts below
   // reference it — an erasure committed meanwhile is waited for, and what it erased is not found.
   const existing = new Set<string>();
-  const idsByProject = new Map<string, Set<string>>();
-  for (const { attempt, update } of recorded) {
-    const ids = idsByProject.get(update.projectId) ?? new Set<string>();
-    ids.add(attempt.delivery_id);
-    idsByProject.set(update.projectId, ids);
-  }
-  const keys = [...idsByProject.keys()].sort().flatMap((projectId) => [...idsByProject.get(projectId)!].sort().map((id) => [projectId, id] as const));
+  const idsByProject = new Map(
+    [...Map.groupBy(recorded, (item) => item.update.projectId)].map(([projectId, items]) => [projectId, [...new Set(items.map((item) => item.attempt.delivery_id))]]),
+  );
+  const keys = [...idsByProject.keys()].sort().flatMap((projectId) => idsByProject.get(projectId)!.sort().map((id) => [projectId, id] as const));
   if (dialect === 'postgres') {
     // One statement for the lot (a round trip per project would make every commit wait).
     for (let i = 0; i < keys.length; i += 500) {
@@ -178,12 +175,11 @@ export async function recordWebhookAttempts(
     }
   } else {
     for (const [projectId, ids] of idsByProject) {
-      const found = await trx.selectFrom('webhook_deliveries').select('id').where('project_id', '=', projectId).where('id', 'in', [...ids]).execute();
+      const found = await trx.selectFrom('webhook_deliveries').select('id').where('project_id', '=', projectId).where('id', 'in', ids).execute();
       for (const row of found) existing.add(row.id);
     }
   }
-  const count = keys.length;
-  if (existing.size < count) recorded = recorded.filter((item) => existing.has(item.attempt.delivery_id));
+  if (existing.size < keys.length) recorded = recorded.filter((item) => existing.has(item.attempt.delivery_id));
   if (recorded.length === 0) return;
   // Only retried deliveries have an earlier attempt to keep: most commits insert nothing here.
   const previous = recorded.flatMap((item) => (item.previous ? [item.previous] : []));
@@ -217,12 +213,8 @@ export async function recordWebhookAttempts(
     return;
   }
   // In key order, so that two recorders never wait for each other in a cycle.
-  const keyOf = (item: RecordedAttempt) => [item.update.projectId, item.attempt.delivery_id] as const;
-  const rows = [...recorded].sort((a, b) => {
-    const [pa, ia] = keyOf(a);
-    const [pb, ib] = keyOf(b);
-    return pa < pb ? -1 : pa > pb ? 1 : ia < ib ? -1 : ia > ib ? 1 : 0;
-  });
+  const keyOf = (item: RecordedAttempt) => `${item.update.projectId}\u0000${item.attempt.delivery_id}`;
+  const rows = [...recorded].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
   const column = <T>(pick: (item: RecordedAttempt) => T) => rows.map(pick);
   await sql`
     update webhook_deliveries set status = v.status, url = v.url, attempt_count = v.attempt_count,

@@ -102,10 +102,6 @@ export function startPurgeRun(
     const deliveriesCutoff = now - retention.webhookDeliveriesMs;
     const own = await projectsWithOwnRetention(db);
 
-    const purgeStep = {
-      messages: (b: PassBounds) => unsynced((db) => purgeMessagesStep(db, b)),
-      webhook_deliveries: (b: PassBounds & { projectId: string }) => unsynced((db) => purgeDeliveriesStep(db, b)),
-    };
     const cutoffs = {
       messages: (project: OwnRetention | undefined) => {
         const ms = project?.message_retention_ms ?? null;
@@ -117,8 +113,12 @@ export function startPurgeRun(
       },
     };
     for await (const scope of purgeScopes(db, own, cutoffs, PROJECTS_PER_COUNTS_STEP)) {
-      if (scope.pass === 'messages') yield* pass(scope.pass, purgeStep.messages, scope.cutoff, scope.projectId);
-      else yield* pass(scope.pass, (b) => purgeStep.webhook_deliveries({ ...b, projectId: scope.projectId }), scope.cutoff, scope.projectId);
+      if (scope.pass === 'messages') {
+        yield* pass('messages', (b) => unsynced((db) => purgeMessagesStep(db, b)), scope.cutoff, scope.projectId);
+      } else {
+        const { projectId } = scope;
+        yield* pass('webhook_deliveries', (b) => unsynced((db) => purgeDeliveriesStep(db, { ...b, projectId })), scope.cutoff, projectId);
+      }
     }
     yield* pass('batches', (b) => unsynced((db) => purgeBatchesStep(db, b)), messagesCutoff);
     for (const project of own) {
