@@ -98,12 +98,16 @@ async function renameLegacyMigrations(db: Db, applied: string[]): Promise<string
 
 /** Brings the schema up to date; refuses a database that newer code has migrated. */
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const unknown = unknownMigrations(await renameLegacyMigrations(db, await appliedMigrations(db)));
+  const applied = await renameLegacyMigrations(db, await appliedMigrations(db));
+  const unknown = unknownMigrations(applied);
   if (unknown.length > 0) {
     throw new SchemaError(
       `the database schema is newer than this version of svc (it has ${unknown.join(', ')}); run a newer svc`,
     );
   }
+  // Up to date (every start after the first): Kysely's migrator would take its lock and read the
+  // catalogue only to find nothing to run.
+  if (isCurrent(applied)) return [];
   const { error, results } = await (await migrator(db)).migrateToLatest();
   if (error) throw error;
   return (results ?? [])
@@ -113,7 +117,10 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
 
 /** True when the database has run exactly the migrations this code knows. */
 export async function isSchemaCurrent(db: Db): Promise<boolean> {
-  const applied = await appliedMigrations(db);
+  return isCurrent(await appliedMigrations(db));
+}
+
+function isCurrent(applied: string[]): boolean {
   const known = Object.keys(migrations);
   return applied.length === known.length && known.every((name) => applied.includes(name));
 }

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { type Database, openDatabase } from '../../src/db/database.ts';
-import { migrateToLatest } from '../../src/db/migrate.ts';
 import type { ProjectRow } from '../../src/db/projects.ts';
+import { copyMigratedSqlite, createMigratedPostgres } from './migratedTemplates.ts';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
@@ -22,32 +22,44 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, empty database: a new SQLite file, or a new PostgreSQL schema. */
-export async function createTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
+/**
+ * A fresh database: a new SQLite file, or a new PostgreSQL schema; with `migrated`, a copy of a
+ * template the service's migrations made (a file on SQLite, a database on PostgreSQL), which
+ * costs a copy instead of every migration.
+ */
+export async function createTestDatabase(kind: DatabaseKind, options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   if (kind === 'sqlite') {
     const folder = mkdtempSync(join(tmpdir(), 'svc-test-'));
+    const path = join(folder, 'svc.db');
+    if (options.migrated) await copyMigratedSqlite(path);
     return {
       kind,
-      url: `sqlite:${join(folder, 'svc.db')}`,
+      url: `sqlite:${path}`,
       place: folder,
       drop: async () => rmSync(folder, { recursive: true, force: true }),
     };
   }
   const base = process.env.SVC_TEST_POSTGRES_URL!;
-  // Named by creation time (seconds, hex) and a random part, so a run drops only the schemas of
-  // runs long finished and leaves those of a run going on beside it alone.
+  // Named by creation time (seconds, hex) and a random part, so a run drops only the schemas (and
+  // databases) of runs long finished and leaves those of a run going on beside it alone.
   const created = Math.floor(Date.now() / 1000).toString(16).padStart(8, '0');
-  const schema = `t_${created}${randomBytes(4).toString('hex')}`;
+  const name = `t_${created}${randomBytes(4).toString('hex')}`;
+  const url = new URL(base);
+  if (options.migrated) {
+    await createMigratedPostgres(base, name);
+    url.pathname = `/${name}`;
+    // Kept until a later run (resetPostgres drops those over an hour old), as schemas are.
+    return { kind, url: url.toString(), place: name, drop: async () => {} };
+  }
   const client = new pg.Client({ connectionString: base });
   await client.connect();
-  await client.query(`create schema ${schema}`);
+  await client.query(`create schema ${name}`);
   await client.end();
-  const url = new URL(base);
-  url.searchParams.set('options', `-c search_path=${schema}`);
+  url.searchParams.set('options', `-c search_path=${name}`);
   return {
     kind,
     url: url.toString(),
-    place: schema,
+    place: name,
     // Kept until a later run (test/support/resetPostgres.ts drops those over an hour old): Kysely's
     // migrator reads the whole catalogue, and a schema dropped by another test process during
     // that read makes it fail.
@@ -64,10 +76,9 @@ export async function withMigratedDatabase(
   work: (database: Database) => Promise<void>,
   options: { poolSize?: number } = {},
 ): Promise<void> {
-  const testDb = await createTestDatabase(kind);
+  const testDb = await createTestDatabase(kind, { migrated: true });
   const database = openDatabase(testDb.url, { poolSize: options.poolSize ?? 2 });
   try {
-    await migrateToLatest(database.db);
     await work(database);
   } finally {
     await database.close();

@@ -35,7 +35,7 @@ export async function startTestServer(
   kind: DatabaseKind,
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const database = options.database ?? (await createTestDatabase(kind));
+  const database = options.database ?? (await createTestDatabase(kind, { migrated: true }));
   const config = loadConfig({
     SVC_LOG_LEVEL: 'silent',
     SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
