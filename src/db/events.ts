@@ -1,6 +1,7 @@
 import type { WebhookStatus } from '../domain/webhookPayload.ts';
 import type { Db } from './database.ts';
-import { statement } from './prepared.ts';
+import { POSTGRES_PAGE_LIMIT } from './pageLimit.ts';
+import { numbered, statement } from './prepared.ts';
 
 // The project's message events as a feed (GET /v1/events): every status change with a webhook,
 // and every reply (message_replies, whose ids are event ids too), oldest first, each with what its
@@ -34,20 +35,23 @@ export interface FeedReplyRow {
 
 // The page is taken from the (project_id, id) index alone, in order, before any join: a join in
 // the same query lets PostgreSQL read a small tenant's every event through a bitmap, join and sort
-// them (O(tenant), seen at a million messages); the page's few messages are then read by key.
-const EVENTS_AFTER = statement<Omit<FeedEventRow, 'kind'>>(
+// them (O(tenant), seen at a million messages); the page's few messages are then read by key. On
+// PostgreSQL the page's LIMIT is hidden from the planner (pageLimit.ts): from a cursor in a young
+// tenant's history (all its events among the table's newest) it estimated a few rows where there
+// were thousands, and read and sorted them all.
+const eventsAfter = (limit: string) =>
   'select e.id, e.message_id, e.status, e.occurred_at, e.error, m.recipient, m.template_name, m.provider_message_id ' +
-    'from (select id, project_id, message_id, status, occurred_at, error from message_events ' +
-    "where project_id = ? and id > ? and status in ('SENT', 'DELIVERED', 'READ', 'FAILED', 'CANCELED') order by id limit ?) e " +
-    'join messages m on m.id = e.message_id and m.project_id = e.project_id order by e.id',
-);
+  'from (select id, project_id, message_id, status, occurred_at, error from message_events ' +
+  `where project_id = ? and id > ? and status in ('SENT', 'DELIVERED', 'READ', 'FAILED', 'CANCELED') order by id limit ${limit}) e ` +
+  'join messages m on m.id = e.message_id and m.project_id = e.project_id order by e.id';
+const EVENTS_AFTER = statement<Omit<FeedEventRow, 'kind'>>(eventsAfter('?'), numbered(eventsAfter(POSTGRES_PAGE_LIMIT)));
 
-const REPLIES_AFTER = statement<Omit<FeedReplyRow, 'kind'>>(
+const repliesAfter = (limit: string) =>
   'select r.id, r.message_id, r.type, r.text, r.payload, r.occurred_at, m.recipient, m.template_name ' +
-    'from (select id, project_id, message_id, type, text, payload, occurred_at from message_replies ' +
-    'where project_id = ? and id > ? order by id limit ?) r ' +
-    'join messages m on m.id = r.message_id and m.project_id = r.project_id order by r.id',
-);
+  'from (select id, project_id, message_id, type, text, payload, occurred_at from message_replies ' +
+  `where project_id = ? and id > ? order by id limit ${limit}) r ` +
+  'join messages m on m.id = r.message_id and m.project_id = r.project_id order by r.id';
+const REPLIES_AFTER = statement<Omit<FeedReplyRow, 'kind'>>(repliesAfter('?'), numbered(repliesAfter(POSTGRES_PAGE_LIMIT)));
 
 /**
  * Up to `limit` of the project's events with an id after `after` ('' for the first), oldest
