@@ -131,6 +131,7 @@ export function storedDelivery(db: Db, row: WebhookDeliveriesTable): WebhookDeli
 
 /** A delivery row as read (any of its columns selected): its ids decoded, its created_at restored. */
 export function deliveryOf<T extends { id?: unknown; event_id?: unknown; message_id?: unknown; created_at?: unknown }>(row: T): T {
+  if (!(row.id instanceof Uint8Array || row.event_id instanceof Uint8Array || row.message_id instanceof Uint8Array)) return row;
   const out = { ...row } as Record<string, unknown>;
   if (row.id instanceof Uint8Array) {
     out.id = uuidText(row.id);
