@@ -27,6 +27,23 @@ function encodeTime(ms: number): string {
   return out;
 }
 
+/**
+ * SQL of the 16 bytes svc stores on SQLite since its migration 0027 (src/db/deliveryIds.ts) for an
+ * id `prefix_` + the 10 characters of `at` + 16 decimal digits (`digits`, an SQL text expression):
+ * the 48 bits of the time, then 16 base32 digits of 5 bits each (two runs of 8: 40 bits each).
+ */
+export function idBytesSql(at: number, digits: string): string {
+  const run = (from: number) =>
+    Array.from({ length: 8 }, (_, p) => `cast(substr(${digits}, ${from + p}, 1) as integer) * ${32 ** (7 - p)}`).join(' + ');
+  return `unhex('${at.toString(16).padStart(12, '0')}' || printf('%010x', ${run(1)}) || printf('%010x', ${run(9)}))`;
+}
+
+/** Whether the svc checkout stores delivery ids as bytes (SQLite, migration 0027_delivery_ids_as_bytes). */
+async function storesIdsAsBytes(database: BenchDatabase): Promise<boolean> {
+  if (database.kind !== 'sqlite') return false;
+  return (await database.query("select 1 from svc_migrations where name = '0027_delivery_ids_as_bytes'")).length > 0;
+}
+
 /** A day of finished messages of one project at `at`, in a few set-based statements. */
 async function seedDay(database: BenchDatabase, projectId: string, templateId: string, at: number, messages: number): Promise<void> {
   const pg = database.kind === 'postgres';
@@ -38,6 +55,12 @@ async function seedDay(database: BenchDatabase, projectId: string, templateId: s
   const uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-`;
   const payload = JSON.stringify({ type: 'message.read', data: { text: 'x'.repeat(900) } });
   const statuses = `case k when 0 then 'SENT' when 1 then 'DELIVERED' else 'READ' end`;
+  // The deliveries' ids as svc writes them: text, or 16 bytes each on SQLite since its migration
+  // 0027 (created_at then left to the id, which carries it).
+  const bytes = await storesIdsAsBytes(database);
+  const deliveryId = bytes ? `unhex('${hex}70008000' || ${pad('i * 3 + k', 12)})` : `'${uuid}' || ${pad('i * 3 + k', 12)}`;
+  const eventId = bytes ? idBytesSql(at, pad('i * 3 + k', 16)) : `'evt_${time}' || ${pad('i * 3 + k', 16)}`;
+  const messageId = bytes ? idBytesSql(at, pad('i', 16)) : `'msg_${time}' || ${pad('i', 16)}`;
   await database.transaction(async (run) => {
     await run(`insert into messages (id, project_id, recipient, template_id, template_name, language, category, variables,
         header_variables, rendered, status, attempts, due_at, lease_expires_at, provider_message_id, error, queued_at,
@@ -51,12 +74,12 @@ async function seedDay(database: BenchDatabase, projectId: string, templateId: s
       from ${series} cross join ${triple}`);
     await run(`insert into webhook_deliveries (id, project_id, event_id, message_id, event, url, payload, status, attempt_count,
         due_at, lease_expires_at, created_at, updated_at, endpoint_id, template_id)
-      select '${uuid}' || ${pad('i * 3 + k', 12)}, '${projectId}', 'evt_${time}' || ${pad('i * 3 + k', 16)},
-        'msg_${time}' || ${pad('i', 16)}, 'message.read', 'http://127.0.0.1:9/hook', '${payload}', 'succeeded', 1,
-        null, null, ${at}, ${at}, null, null
+      select ${deliveryId}, '${projectId}', ${eventId},
+        ${messageId}, 'message.read', 'http://127.0.0.1:9/hook', '${payload}', 'succeeded', 1,
+        null, null, ${bytes ? 'null' : at}, ${at}, null, null
       from ${series} cross join ${triple}`);
     await run(`insert into webhook_attempts (id, delivery_id, attempt, at, url, status_code, duration_ms, error, response_body)
-      select 'att_${time}' || ${pad('i * 3 + k', 16)}, '${uuid}' || ${pad('i * 3 + k', 12)}, 1, ${at}, 'http://127.0.0.1:9/hook', 200, 5, null, 'ok'
+      select 'att_${time}' || ${pad('i * 3 + k', 16)}, ${deliveryId}, 1, ${at}, 'http://127.0.0.1:9/hook', 200, 5, null, 'ok'
       from ${series} cross join ${triple}`);
     await run(`insert into sandbox_submissions (id, message_id, provider_message_id, recipient, outcome, submitted_at)
       select 'att_${time}z' || ${pad('i', 15)}, 'msg_${time}' || ${pad('i', 16)}, 'wamid.' || i, '+55118' || ${pad('i', 8)}, 'accepted', ${at}

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { idLowerBound } from '../domain/ids.ts';
 import { uuid7LowerBound } from '../domain/uuid7.ts';
 import type { Db } from './database.ts';
+import { deliveryIdBound, deliveryIdOf, messageIdOf, type StoredId, storedDeliveryId, storedMessageId } from './deliveryIds.ts';
 import { dialectOf } from './prepared.ts';
 import { HOUR_MS } from './messageCounts.ts';
 
@@ -101,16 +102,21 @@ export async function purgeMessagesStep(db: Db, bounds: PassBounds): Promise<Ste
         await trx
           .selectFrom('webhook_deliveries')
           .select('message_id')
-          .where('message_id', 'in', locked)
+          .where('message_id', 'in', locked.map((id) => storedMessageId(trx, id) as string))
           .where('due_at', 'is not', null)
           .execute()
-      ).map((row) => row.message_id),
+      ).map((row) => row.message_id && messageIdOf(row.message_id)),
     );
     const ids = locked.filter((id) => !busy.has(id));
     if (ids.length === 0) return {};
     // The deliveries' ids as values, not a subquery: PostgreSQL then seeks each one's attempts in
-    // their index instead of hashing the whole attempts table.
-    const deliveryKeys = await trx.selectFrom('webhook_deliveries').select(['project_id', 'id']).where('message_id', 'in', ids).execute();
+    // their index instead of hashing the whole attempts table. (Ids as stored, passed back as they
+    // are: deliveryIds.ts.)
+    const deliveryKeys = await trx
+      .selectFrom('webhook_deliveries')
+      .select(['project_id', 'id'])
+      .where('message_id', 'in', ids.map((id) => storedMessageId(trx, id) as string))
+      .execute();
     const deliveryIds = deliveryKeys.map((row) => row.id);
     const attempts = deliveryIds.length === 0 ? { numDeletedRows: 0n } : await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveryIds).executeTakeFirst();
     const deliveries: { last_attempt_at?: number | null }[] = [];
@@ -141,16 +147,18 @@ export async function purgeMessagesStep(db: Db, bounds: PassBounds): Promise<Ste
  */
 export async function purgeDeliveriesStep(db: Db, bounds: PassBounds & { projectId: string }): Promise<Step> {
   const dialect = dialectOf(db);
+  // Ids as stored (deliveryIds.ts): the time bound encoded; the cursor, an id this pass returned
+  // ('' to start), as stored, so the walk goes on in the stored order.
   const found = await db
     .selectFrom('webhook_deliveries')
     .select(['id', 'due_at', 'updated_at'])
     .where('project_id', '=', bounds.projectId)
-    .where('id', '<', uuid7LowerBound(bounds.cutoff))
-    .where('id', '>', bounds.after)
+    .where('id', '<', deliveryIdBound(db, uuid7LowerBound(bounds.cutoff)).bound as string)
+    .where('id', '>', storedDeliveryId(db, bounds.after) as string)
     .orderBy('id')
     .limit(bounds.limit)
     .execute();
-  const next = found.length < bounds.limit ? undefined : found.at(-1)!.id;
+  const next = found.length < bounds.limit ? undefined : deliveryIdOf(found.at(-1)!.id as StoredId);
   const finished = found.filter((d) => d.due_at === null && d.updated_at < bounds.cutoff).map((d) => d.id);
   if (finished.length === 0) return { deleted: {}, scanned: found.length, next };
 

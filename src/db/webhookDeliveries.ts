@@ -1,7 +1,16 @@
 import { type SelectQueryBuilder, sql } from 'kysely';
-import { claimProjectHeads } from './claims.ts';
+import { claimProjectHeads, moveLeases } from './claims.ts';
 import { COMMON_DELIVERY_EVENTS_SQL, isCommonDeliveryEvent } from './deliveryEvents.ts';
 import type { Db } from './database.ts';
+import {
+  attemptOf,
+  deliveryIdBound,
+  deliveryIdOf,
+  deliveryOf,
+  storedDelivery,
+  storedDeliveryId,
+  storedMessageId,
+} from './deliveryIds.ts';
 import { postgresPageLimit } from './pageLimit.ts';
 import { dialectOf } from './prepared.ts';
 import { withPayloads } from './webhookPayloads.ts';
@@ -19,7 +28,8 @@ import type {
 // attempt in its own row (last_*), the earlier ones in webhook_attempts: a delivery answered at
 // its first attempt has no webhook_attempts row. Every query names the project, the worker's
 // writes too: a delivery is found by its key (project_id, id), there is no index of ids alone
-// (migration 0026).
+// (migration 0026). On SQLite its ids are stored as bytes (deliveryIds.ts, migration 0027): every
+// value compared with one is encoded here, every row read is decoded.
 
 export type WebhookDeliveryRow = WebhookDeliveriesTable;
 export type WebhookAttemptRow = WebhookAttemptsTable;
@@ -52,7 +62,7 @@ export function latestAttemptOf(row: WebhookDeliveryRow): WebhookAttemptRow | un
 }
 
 export async function insertWebhookDeliveries(db: Db, rows: readonly WebhookDeliveryRow[]): Promise<void> {
-  if (rows.length > 0) await db.insertInto('webhook_deliveries').values([...rows]).execute();
+  if (rows.length > 0) await db.insertInto('webhook_deliveries').values(rows.map((row) => storedDelivery(db, row))).execute();
 }
 
 export type DeliveryProject = Pick<
@@ -112,7 +122,22 @@ export async function claimWebhookDeliveries(
   db: Db,
   claim: DeliveryClaim,
 ): Promise<WebhookDeliveryRow[]> {
-  return claimProjectHeads(db, 'webhook_deliveries', { ...claim, where: FIRST_ATTEMPTS_IN_ORDER });
+  return (await claimProjectHeads(db, 'webhook_deliveries', { ...claim, where: FIRST_ATTEMPTS_IN_ORDER })).map(deliveryOf);
+}
+
+/**
+ * Moves the leases of one project's claimed deliveries (claims.ts moveLeases: only those whose
+ * lease ends at `leaseEnd`); returns the ids moved.
+ */
+export async function moveDeliveryLeases(
+  db: Db,
+  projectId: string,
+  ids: readonly string[],
+  leaseEnd: number,
+  to: { dueAt: number; leaseEnd: number | null },
+): Promise<string[]> {
+  const stored = ids.map((id) => storedDeliveryId(db, id)) as unknown as string[];
+  return (await moveLeases(db, 'webhook_deliveries', stored, leaseEnd, to, projectId)).map((id) => deliveryIdOf(id));
 }
 
 /**
@@ -175,8 +200,9 @@ export async function recordWebhookAttempts(
     }
   } else {
     for (const [projectId, ids] of idsByProject) {
-      const found = await trx.selectFrom('webhook_deliveries').select('id').where('project_id', '=', projectId).where('id', 'in', ids).execute();
-      for (const row of found) existing.add(row.id);
+      const stored = ids.map((id) => storedDeliveryId(trx, id)) as string[];
+      const found = await trx.selectFrom('webhook_deliveries').select('id').where('project_id', '=', projectId).where('id', 'in', stored).execute();
+      for (const row of found) existing.add(deliveryIdOf(row.id));
     }
   }
   if (existing.size < keys.length) recorded = recorded.filter((item) => existing.has(item.attempt.delivery_id));
@@ -186,7 +212,7 @@ export async function recordWebhookAttempts(
   for (let i = 0; i < previous.length; i += 500) {
     await trx
       .insertInto('webhook_attempts')
-      .values(previous.slice(i, i + 500))
+      .values(previous.slice(i, i + 500).map((attempt) => ({ ...attempt, delivery_id: storedDeliveryId(trx, attempt.delivery_id) as string })))
       .execute();
   }
   if (dialect === 'sqlite') {
@@ -207,7 +233,7 @@ export async function recordWebhookAttempts(
           last_response_body: attempt.response_body,
         })
         .where('project_id', '=', update.projectId)
-        .where('id', '=', attempt.delivery_id)
+        .where('id', '=', storedDeliveryId(trx, attempt.delivery_id) as string)
         .execute();
     }
     return;
@@ -245,17 +271,19 @@ export function originOf(url: string): string {
 /** Each delivery with its attempts and, while it is pending, its receiver's open circuit. */
 async function withAttempts(db: Db, deliveries: WebhookDeliveryRow[]): Promise<DeliveryWithAttempts[]> {
   if (deliveries.length === 0) return [];
-  const attempts = await db
-    .selectFrom('webhook_attempts')
-    .selectAll()
-    .where(
-      'delivery_id',
-      'in',
-      deliveries.map((row) => row.id),
-    )
-    .orderBy('delivery_id')
-    .orderBy('attempt')
-    .execute();
+  const attempts = (
+    await db
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .where(
+        'delivery_id',
+        'in',
+        deliveries.map((row) => storedDeliveryId(db, row.id) as string),
+      )
+      .orderBy('delivery_id')
+      .orderBy('attempt')
+      .execute()
+  ).map(attemptOf);
   const byDelivery = new Map<string, WebhookAttemptRow[]>();
   for (const attempt of attempts) {
     const list = byDelivery.get(attempt.delivery_id) ?? [];
@@ -286,10 +314,10 @@ export async function findWebhookDelivery(
     .selectFrom('webhook_deliveries')
     .selectAll()
     .where('project_id', '=', projectId)
-    .where('id', '=', id)
+    .where('id', '=', storedDeliveryId(db, id) as string)
     .executeTakeFirst();
   if (!row) return undefined;
-  return (await withAttempts(db, await withPayloads(db, [row])))[0];
+  return (await withAttempts(db, await withPayloads(db, [deliveryOf(row)])))[0];
 }
 
 export interface DeliveryFilter {
@@ -325,7 +353,7 @@ export async function listWebhookDeliveries(
   filter: DeliveryFilter,
 ): Promise<DeliveryWithAttempts[]> {
   let query = deliveriesOf(db, filter.messageId).selectAll().where('project_id', '=', projectId);
-  if (filter.before !== undefined) query = query.where('id', '<', filter.before);
+  if (filter.before !== undefined) query = query.where('id', '<', deliveryIdBound(db, filter.before).bound as string);
   // Failed and pending deliveries each have a partial index in id order (migrations 0014_keyed_by_project, 0019);
   // a planner uses one only for a literal condition, as its own, never for a parameter. A
   // delivery is pending exactly while it is due (due_at set: every write that sets one status
@@ -339,16 +367,16 @@ export async function listWebhookDeliveries(
     query = query.where('event', '=', filter.event);
     if (!isCommonDeliveryEvent(filter.event)) query = query.where(sql<boolean>`event not in (${sql.raw(COMMON_DELIVERY_EVENTS_SQL)})`);
   }
-  if (filter.messageId !== undefined) query = query.where('message_id', '=', filter.messageId);
+  if (filter.messageId !== undefined) query = query.where('message_id', '=', storedMessageId(db, filter.messageId) as string);
   // Ids carry their creation time (UUIDv7), so the time filters are bounds of the id range the
   // page walks, as for messages. (A condition on created_at beside them made PostgreSQL estimate
   // its selectivity over every tenant's rows and read the whole range to sort it.)
-  if (filter.since !== undefined) query = query.where('id', '>=', uuid7LowerBound(filter.since));
-  if (filter.until !== undefined) query = query.where('id', '<', uuid7LowerBound(filter.until));
+  if (filter.since !== undefined) query = query.where('id', '>=', deliveryIdBound(db, uuid7LowerBound(filter.since)).bound as string);
+  if (filter.until !== undefined) query = query.where('id', '<', deliveryIdBound(db, uuid7LowerBound(filter.until)).bound as string);
   // On PostgreSQL a limit its planner cannot read, so the page walks its index in order (pageLimit.ts).
   const limit = dialectOf(db) === 'postgres' ? postgresPageLimit(filter.limit) : filter.limit;
   const rows = await query.orderBy('id', 'desc').limit(limit).execute();
-  return withAttempts(db, rows);
+  return withAttempts(db, rows.map(deliveryOf));
 }
 
 /** Every delivery of one message, oldest first, for its events view (join on delivery.event_id). */
@@ -361,10 +389,10 @@ export async function listDeliveriesForMessage(
     .selectFrom('webhook_deliveries')
     .selectAll()
     .where('project_id', '=', projectId)
-    .where('message_id', '=', messageId)
+    .where('message_id', '=', storedMessageId(db, messageId) as string)
     .orderBy('id')
     .execute();
-  return withAttempts(db, rows);
+  return withAttempts(db, rows.map(deliveryOf));
 }
 
 /**
@@ -377,7 +405,7 @@ export async function requestWebhookRetry(db: Db, projectId: string, id: string,
     .updateTable('webhook_deliveries')
     .set({ status: 'pending', due_at: now, updated_at: now })
     .where('project_id', '=', projectId)
-    .where('id', '=', id)
+    .where('id', '=', storedDeliveryId(db, id) as string)
     .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)]))
     .executeTakeFirst();
   if (Number(updated.numUpdatedRows) > 0) return true;
@@ -385,7 +413,7 @@ export async function requestWebhookRetry(db: Db, projectId: string, id: string,
     .selectFrom('webhook_deliveries')
     .select('id')
     .where('project_id', '=', projectId)
-    .where('id', '=', id)
+    .where('id', '=', storedDeliveryId(db, id) as string)
     .executeTakeFirst();
   return row !== undefined;
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
-import { moveLeases, queuedProjectsAfter } from '../db/claims.ts';
+import { queuedProjectsAfter } from '../db/claims.ts';
 import type { Database } from '../db/database.ts';
 import type { WebhookDeliveryStatus } from '../db/tables.ts';
 import {
@@ -9,6 +9,7 @@ import {
   findDeliveryProjects,
   latestAttemptOf,
   listWebhookCircuits,
+  moveDeliveryLeases,
   originOf,
   type WebhookDeliveryRow,
 } from '../db/webhookDeliveries.ts';
@@ -313,7 +314,7 @@ export class WebhookDeliveryJob implements Job {
 
   /** Gives a claimed delivery back, due when its receiver's circuit may be probed: not an attempt. */
   async #holdBack(row: WebhookDeliveryRow, leaseEnd: number, until: number): Promise<void> {
-    await moveLeases(this.#deps.database.db, 'webhook_deliveries', [row.id], leaseEnd, { dueAt: until, leaseEnd: null }, row.project_id);
+    await moveDeliveryLeases(this.#deps.database.db, row.project_id, [row.id], leaseEnd, { dueAt: until, leaseEnd: null });
     this.#deps.logger.info(
       { deliveryId: row.id, origin: originOf(row.url), until: new Date(until).toISOString() },
       'webhook delivery held back: its receiver’s circuit is open',

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type Kysely, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
-import { openDatabase } from '../../src/db/database.ts';
+import { type Db, openDatabase } from '../../src/db/database.ts';
+import { storedDelivery, storedDeliveryId } from '../../src/db/deliveryIds.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { migrations } from '../../src/db/migrations/index.ts';
 import {
@@ -95,23 +96,46 @@ for (const kind of databaseKinds()) {
         await database.db.insertInto('webhook_attempts').values(ATTEMPTS).execute();
 
         // Every read of the log (the payloads and circuits are not touched by 0026).
-        const reads = async () => ({
-          one: await Promise.all(DELIVERIES.map((delivery) => findWebhookDelivery(database.db, delivery.project_id, delivery.id))),
-          list: await listWebhookDeliveries(database.db, PROJECT, { limit: 10 }),
-          failed: await listWebhookDeliveries(database.db, PROJECT, { limit: 10, status: 'failed' }),
-          pending: await listWebhookDeliveries(database.db, PROJECT, { limit: 10, status: 'pending' }),
-          ofMessage: await listWebhookDeliveries(database.db, PROJECT, { limit: 10, messageId: MESSAGE, before: DELIVERIES[2]!.id }),
-          forMessage: await listDeliveriesForMessage(database.db, PROJECT, MESSAGE),
-          other: await listWebhookDeliveries(database.db, OTHER, { limit: 10 }),
-          notTheirs: await findWebhookDelivery(database.db, OTHER, DELIVERIES[0]!.id),
+        const reads = async (from: Db) => ({
+          one: await Promise.all(DELIVERIES.map((delivery) => findWebhookDelivery(from, delivery.project_id, delivery.id))),
+          list: await listWebhookDeliveries(from, PROJECT, { limit: 10 }),
+          failed: await listWebhookDeliveries(from, PROJECT, { limit: 10, status: 'failed' }),
+          pending: await listWebhookDeliveries(from, PROJECT, { limit: 10, status: 'pending' }),
+          ofMessage: await listWebhookDeliveries(from, PROJECT, { limit: 10, messageId: MESSAGE, before: DELIVERIES[2]!.id }),
+          forMessage: await listDeliveriesForMessage(from, PROJECT, MESSAGE),
+          other: await listWebhookDeliveries(from, OTHER, { limit: 10 }),
+          notTheirs: await findWebhookDelivery(from, OTHER, DELIVERIES[0]!.id),
         });
-        const before = await reads();
+        // As the same rows read when written at the latest schema (since 0027 SQLite stores their
+        // ids as bytes, which the reads of this code expect).
+        const reference = await createTestDatabase(kind);
+        const current = openDatabase(reference.url, { poolSize: 2 });
+        let before;
+        try {
+          await migrateToLatest(current.db);
+          for (const project of [PROJECT, OTHER]) {
+            await sql`insert into projects (id, name, owner_email, webhook_secret_enc, created_at, updated_at)
+              values (${project}, 'p', 'o@example.com', 'sealed', 1, 1)`.execute(current.db);
+          }
+          for (const [i, delivery] of DELIVERIES.entries()) {
+            await current.db
+              .insertInto('webhook_deliveries')
+              .values(storedDelivery(current.db, { ...delivery, url: URL, endpoint_id: null, template_id: null, lease_expires_at: null, created_at: 1_764_150_000_000 + i, updated_at: 1_764_150_005_000 + i }))
+              .execute();
+          }
+          await current.db.insertInto('webhook_attempts').values(ATTEMPTS.map((attempt) => ({ ...attempt, delivery_id: storedDeliveryId(current.db, attempt.delivery_id) as string }))).execute();
+          before = await reads(current.db);
+        } finally {
+          await current.close();
+          await reference.drop();
+        }
         assert.equal(before.list.length, 3);
+        assert.equal(before.failed[0]!.attempts.length, 2);
         assert.equal(before.notTheirs, undefined);
 
         const names = Object.keys(migrations);
         assert.deepEqual(await migrateToLatest(database.db), names.slice(names.indexOf('0026_deliveries_by_key')));
-        assert.deepEqual(await reads(), before);
+        assert.deepEqual(await reads(database.db), before);
 
         // Written by key: a retry, then its attempt recorded (the earlier attempts stay).
         assert.equal(await requestWebhookRetry(database.db, PROJECT, DELIVERIES[1]!.id, 1_764_150_006_000), true);

@@ -10,6 +10,7 @@ import { type IdPrefix, idLowerBound } from '../../src/domain/ids.ts';
 import { uuid7LowerBound } from '../../src/domain/uuid7.ts';
 import { purgeNow, totalPurged } from '../../src/workers/retention.ts';
 import { databaseKinds, testProjectRow, withMigratedDatabase } from '../support/databases.ts';
+import { storedDelivery, storedDeliveryId } from '../../src/db/deliveryIds.ts';
 
 const HOUR = 3_600_000;
 
@@ -82,7 +83,7 @@ async function insertMessage(
     const pending = options.pendingDelivery === true && i === 2;
     await db
       .insertInto('webhook_deliveries')
-      .values({
+      .values(storedDelivery(db, {
         id: deliveryId,
         project_id: projectId,
         event_id: eventId,
@@ -98,11 +99,11 @@ async function insertMessage(
         lease_expires_at: null,
         created_at: at + i,
         updated_at: at + i + 1,
-      })
+      }))
       .execute();
     await db
       .insertInto('webhook_attempts')
-      .values({ id: newId('att', at + i), delivery_id: deliveryId, attempt: 1, at: at + i, url: 'https://example.com/hook', status_code: 200, duration_ms: 3, error: null, response_body: null })
+      .values({ id: newId('att', at + i), delivery_id: storedDeliveryId(db, deliveryId) as string, attempt: 1, at: at + i, url: 'https://example.com/hook', status_code: 200, duration_ms: 3, error: null, response_body: null })
       .execute();
   }
   await db

@@ -8,6 +8,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { until } from '../support/until.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver.ts';
 import { purgeNow, totalPurged } from '../../src/workers/retention.ts';
+import { storedMessageId } from '../../src/db/deliveryIds.ts';
 
 // Issue 19, requirement 3: data past its retention is purged; a purged message is 404 everywhere
 // and its counts stay in analytics. The purge runs here at an injected time (an hour on), not by
@@ -106,7 +107,7 @@ for (const kind of databaseKinds()) {
       const feed = await server.call('GET', '/v1/events', { key: project.key });
       assert.ok(feed.body.length > 0);
       assert.ok(feed.body.every((event: { payload: unknown }) => !JSON.stringify(event.payload).includes(old)));
-      const rows = await server.app.database.db.selectFrom('webhook_deliveries').select('id').where('message_id', '=', old).execute();
+      const rows = await server.app.database.db.selectFrom('webhook_deliveries').select('id').where('message_id', '=', storedMessageId(server.app.database.db, old) as string).execute();
       assert.equal(rows.length, 0);
 
       assert.equal((await server.call('GET', `/v1/messages/${young}`, { key: project.key })).body.status, 'READ');

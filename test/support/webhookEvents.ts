@@ -1,5 +1,6 @@
 import type { App } from '../../src/app.ts';
 import { queuedMessageRow } from '../../src/db/messages.ts';
+import { attemptOf, deliveryOf, storedDeliveryId } from '../../src/db/deliveryIds.ts';
 import { latestAttemptOf, type WebhookAttemptRow, type WebhookDeliveryRow } from '../../src/db/webhookDeliveries.ts';
 import { withPayloads } from '../../src/db/webhookPayloads.ts';
 import { newId } from '../../src/domain/ids.ts';
@@ -173,12 +174,13 @@ export async function enqueueBacklog(app: Target, projectId: string, count: numb
 
 /** The deliveries of a project, straight from the database (for waiting on their state). */
 export async function deliveryRows(app: Target, projectId: string) {
-  return app.database.db
+  const rows = await app.database.db
     .selectFrom('webhook_deliveries')
     .selectAll()
     .where('project_id', '=', projectId)
     .orderBy('id')
     .execute();
+  return rows.map(deliveryOf);
 }
 
 export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs = 15_000, what = 'condition'): Promise<void> {
@@ -195,8 +197,9 @@ export async function waitUntil(check: () => Promise<boolean> | boolean, timeout
  */
 export async function deliveryAttempts(app: Pick<Target, 'database'>, deliveryId: string): Promise<WebhookAttemptRow[]> {
   const { db } = app.database;
-  const delivery = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId).executeTakeFirstOrThrow();
-  const earlier = await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('attempt').execute();
+  const stored = storedDeliveryId(db, deliveryId) as string;
+  const delivery = deliveryOf(await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', stored).executeTakeFirstOrThrow());
+  const earlier = (await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', stored).orderBy('attempt').execute()).map(attemptOf);
   const latest = latestAttemptOf(delivery);
   return latest ? [...earlier, latest] : earlier;
 }

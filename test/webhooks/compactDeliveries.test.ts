@@ -14,6 +14,7 @@ import {
   waitUntil,
 } from '../support/webhookEvents.ts';
 import { failTimes, ok, startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver.ts';
+import { attemptOf, storedDelivery, storedDeliveryId } from '../../src/db/deliveryIds.ts';
 
 // Bytes per message (issue 19, migration 0023): a message status event's delivery stores no body
 // (rebuilt from its event and message, the same bytes on every attempt and on GET), and keeps its
@@ -50,12 +51,13 @@ for (const kind of databaseKinds()) {
     }
 
     async function attemptRows(deliveryId: string) {
-      return server.app.database.db
+      const rows = await server.app.database.db
         .selectFrom('webhook_attempts')
         .selectAll()
-        .where('delivery_id', '=', deliveryId)
+        .where('delivery_id', '=', storedDeliveryId(server.app.database.db, deliveryId) as string)
         .orderBy('attempt')
         .execute();
+      return rows.map(attemptOf);
     }
 
     it('rebuilds the body from the event: the same signed bytes on every attempt and on GET', async () => {
@@ -145,7 +147,7 @@ for (const kind of databaseKinds()) {
       const payload = JSON.stringify({ event: 'message.sent', message_id: message.id, stored: true });
       await server.app.database.db
         .insertInto('webhook_deliveries')
-        .values({
+        .values(storedDelivery(server.app.database.db, {
           id,
           project_id: projectId,
           event_id: newId('evt', now),
@@ -161,13 +163,13 @@ for (const kind of databaseKinds()) {
           lease_expires_at: null,
           created_at: now - 1000,
           updated_at: now - 500,
-        })
+        }))
         .execute();
       await server.app.database.db
         .insertInto('webhook_attempts')
         .values({
           id: newId('att', now),
-          delivery_id: id,
+          delivery_id: storedDeliveryId(server.app.database.db, id) as string,
           attempt: 1,
           at: now - 600,
           url: receiver.url,

@@ -5,6 +5,7 @@ import { createTestDatabase, databaseKinds, type TestDatabase } from '../support
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { deliveryAttempts, deliveryRows, emitStatus, insertMessage, liveSecrets, setCallbackUrl, waitUntil } from '../support/webhookEvents.ts';
 import { hang, ok, startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver.ts';
+import { deliveryOf } from '../../src/db/deliveryIds.ts';
 
 // Stopping the service cuts the attempts in flight short: each is recorded as interrupted and is
 // due again at once, so the next process to run sends it without waiting for a lease or a retry.
@@ -46,7 +47,7 @@ for (const kind of databaseKinds()) {
       const local = openDatabase(database.url, { poolSize: 1 });
       let rows;
       try {
-        rows = await local.db.selectFrom('webhook_deliveries').selectAll().where('project_id', '=', projectId).execute();
+        rows = (await local.db.selectFrom('webhook_deliveries').selectAll().where('project_id', '=', projectId).execute()).map(deliveryOf);
         assert.equal(rows.length, EVENTS);
         for (const row of rows) {
           assert.equal(row.status, 'pending');

@@ -25,6 +25,7 @@ import * as m0023 from './0023_compact_deliveries.ts';
 import * as m0024 from './0024_waba_currency.ts';
 import * as m0025 from './0025_compact_ids.ts';
 import * as m0026 from './0026_deliveries_by_key.ts';
+import * as m0027 from './0027_delivery_ids_as_bytes.ts';
 
 /**
  * Every migration, in the order it runs: `NNNN_what`, numbered 0001, 0002, … without a gap or a
@@ -57,6 +58,7 @@ export const migrations: Record<string, Migration> = {
   '0024_waba_currency': m0024,
   '0025_compact_ids': m0025,
   '0026_deliveries_by_key': m0026,
+  '0027_delivery_ids_as_bytes': m0027,
 };
 
 /**
