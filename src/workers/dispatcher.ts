@@ -6,7 +6,7 @@ import { findSendingProjects, type SendingProject } from '../db/projects.ts';
 import { type MarketingMessagesMode, marketingMessagesModeOf, type ProductPolicy, productPolicyFor } from '../domain/marketingMessages.ts';
 import { orderedValues } from '../domain/messageRequest.ts';
 import { sendPaceOf } from '../domain/sendPace.ts';
-import { providerCredentialsOf } from '../projectSecrets.ts';
+import { providerCredentialsOf, SecretOpener } from '../projectSecrets.ts';
 import type { MessageSubmission, ProviderCredentials, ProviderError, RichSendParameters, SendOutcome } from '../providers/provider.ts';
 import { DeferredOutcomes } from './deferredOutcomes.ts';
 import { OutcomeRecorder } from './dispatchOutcomes.ts';
@@ -103,10 +103,11 @@ export class Dispatcher {
   readonly #leaseMs: number;
   readonly #pollMs: number;
   readonly #lanes = new Map<string, SendLane>();
+  // Opening a token costs a decryption: each is remembered while its sealed value stays the same.
+  readonly #secrets: SecretOpener;
   /** Every message this worker holds, waiting or in flight, by id. */
   readonly #held = new Map<string, HeldMessage>();
   readonly #tasks = new Set<Promise<void>>();
-  readonly #tokens = new Map<string, string>();
   readonly #metrics: ReturnType<typeof dispatchMetrics>;
   readonly #heartbeat: WorkerHeartbeat;
   readonly #rotation: ProjectRotation;
@@ -133,6 +134,7 @@ export class Dispatcher {
   constructor(deps: WorkerDeps, gate: SendRateGate, options: DispatcherOptions) {
     this.#deps = deps;
     this.#gate = gate;
+    this.#secrets = new SecretOpener(deps.encryptionKey);
     this.#recorder = new OutcomeRecorder(
       deps.database,
       { notifier: deps.notifier, autoSuppress: deps.config.autoSuppress, errorClassOf: deps.provider.errorClassOf, counters: deps.counters },
@@ -356,16 +358,7 @@ export class Dispatcher {
   }
 
   #credentialsOf(project: SendingProject): ProviderCredentials | undefined {
-    const sealed = project.provider_access_token_enc;
-    if (project.provider_phone_number_id === null || sealed === null) return undefined;
-    // Opening a token costs a decryption: remember it while the sealed value stays the same.
-    let token = this.#tokens.get(sealed);
-    if (token === undefined) {
-      token = providerCredentialsOf(project, this.#deps.encryptionKey)!.secret;
-      if (this.#tokens.size >= 10_000) this.#tokens.clear();
-      this.#tokens.set(sealed, token);
-    }
-    return { sender: project.provider_phone_number_id, secret: token };
+    return providerCredentialsOf(project, this.#secrets);
   }
 
   #lane(phoneNumberId: string, maxPerSecond: number): SendLane {

@@ -17,7 +17,7 @@ import { findEndpointsOfProjects, type WebhookEndpointRow } from '../db/webhookE
 import { isRebuiltPayload, withPayloads } from '../db/webhookPayloads.ts';
 import { newId } from '../domain/ids.ts';
 import { nextRetryDelay, parseRetryAfter } from '../domain/webhookRetry.ts';
-import { liveWebhookSecrets } from '../projectSecrets.ts';
+import { liveWebhookSecrets, SecretOpener } from '../projectSecrets.ts';
 import { type AttemptResult, WebhookSender } from '../webhooks/deliver.ts';
 import type { Job } from './loop.ts';
 import { ProjectRotation } from './projectRotation.ts';
@@ -77,6 +77,8 @@ export class WebhookDeliveryJob implements Job {
   readonly #deps: WebhookDeliveryDeps;
   readonly #leaseMs: number;
   readonly #sender: WebhookSender;
+  // Each attempt is signed with the project's secrets: opened once per sealed value, not per attempt.
+  readonly #secrets: SecretOpener;
   readonly #slots: WebhookSlots;
   readonly #circuits: WebhookCircuits;
   readonly #recorder: WebhookRecorder;
@@ -96,6 +98,7 @@ export class WebhookDeliveryJob implements Job {
 
   constructor(deps: WebhookDeliveryDeps) {
     this.#deps = deps;
+    this.#secrets = new SecretOpener(deps.encryptionKey);
     const limits = deps.limits ?? DEFAULT_WEBHOOK_LIMITS;
     this.#leaseMs = webhookLeaseMs(deps.config.webhookTimeoutMs);
     this.#sender = new WebhookSender({
@@ -298,7 +301,7 @@ export class WebhookDeliveryJob implements Job {
     this.#slots.take(project.id, origin);
     let result: AttemptResult;
     try {
-      const secrets = liveWebhookSecrets(project, this.#deps.encryptionKey, Date.now());
+      const secrets = liveWebhookSecrets(project, this.#secrets, Date.now());
       result = await this.#sender.send(
         { url, deliveryId: row.id, attempt: row.attempt_count + 1, event: row.event, body: row.payload, secrets },
         this.#stop.signal,
