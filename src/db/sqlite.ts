@@ -21,6 +21,18 @@ function sqliteParameters(parameters: ReadonlyArray<unknown>): Parameter[] {
 
 const STATEMENT_CACHE_SIZE = 500;
 
+/**
+ * SQLite's automatic checkpoint runs inside the commit that takes the WAL past this many pages
+ * (its default is 1,000: 4 MB). Each checkpoint syncs the WAL and the database file and copies
+ * every distinct page the WAL holds; the same pages rewritten by many commits (a message's
+ * index pages at accept, SENT, DELIVERED, READ and its webhooks) are copied once per
+ * checkpoint. At 10,000 pages (40 MB of WAL) the spread burst (bench/spreadBurst.ts) at 300,000
+ * messages over 3,000 projects checkpoints 9 times instead of 79–87, spends about 1.0 s of its
+ * event loop in them instead of 3.9 s and writes half the bytes to storage (bench/README, "Branch
+ * hspread2"); a single checkpoint was not longer at those loads (its two syncs are most of it).
+ */
+export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
+
 /** How long a commit made without syncing may stay unsynced when no synced commit follows. */
 const SYNC_WITHIN_MS = 1000;
 
@@ -140,5 +152,6 @@ export function openSqlite(path: string): NodeSqliteDatabase {
   // A 202 is a promise: every commit reaches the disk before we answer (see withoutSync).
   raw.exec('PRAGMA synchronous = FULL');
   raw.exec('PRAGMA foreign_keys = ON');
+  raw.exec(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   return new NodeSqliteDatabase(raw);
 }

@@ -19,6 +19,14 @@ export interface BulkShape {
   deliveryBacklog?: number;
   /** Without each message's events, deliveries and attempts (default: with). */
   messagesOnly?: boolean;
+  /**
+   * Projects that exist already (made through svc's API, with keys and templates), in the order
+   * `projects` counts them: their ids are used instead of inserting `proj_bulk…` rows.
+   */
+  projectIds?: readonly string[];
+  /** When message 1 is accepted (default BULK_START) and the time between two (default BULK_SPACING_MS). */
+  startAt?: number;
+  spacingMs?: number;
 }
 
 export const OLD_TENANT = 'proj_bulk0000000';
@@ -65,19 +73,35 @@ export async function seedBulk(database: Database, shape: BulkShape): Promise<vo
   const others = shape.projects - 1;
   // Project of message n: the old tenant for the first `old`, then round robin over the rest.
   const projectOf = `case when n <= ${old} then 0 else 1 + ((n - ${old}) % ${others}) end`;
-  const project = sql.raw(`'proj_bulk' || `);
-  const time = `(${BULK_START} + n * ${BULK_SPACING_MS})`;
+  const time = `(${shape.startAt ?? BULK_START} + n * ${shape.spacingMs ?? BULK_SPACING_MS})`;
+  const given = shape.projectIds;
+  if (given !== undefined && given.length !== shape.projects) throw new Error(`projectIds: ${given.length} ids for ${shape.projects} projects`);
+  // The project of message n, by number: `proj_bulk` and the number, or the given id of that number.
+  const projectOfN = sql.raw(
+    given === undefined ? `'proj_bulk' || ${padText(database, projectOf, 7)}` : `(select id from bulk_seed_projects where k = ${projectOf})`,
+  );
   const status = `case when n % 100 = 0 then 'FAILED' when n % 50 = 1 then 'DELIVERED' else 'READ' end`;
 
-  await sql`insert into projects (id, name, owner_email, webhook_secret_enc, created_at, updated_at)
-    select ${project}${padded(database, 'n - 1', 7)}, 'bulk', 'owner@example.com', 'x', 0, 0
-    from (${series(database, shape.projects)}) s`.execute(db);
+  if (given === undefined) {
+    await sql`insert into projects (id, name, owner_email, webhook_secret_enc, created_at, updated_at)
+      select ${sql.raw(`'proj_bulk' || `)}${padded(database, 'n - 1', 7)}, 'bulk', 'owner@example.com', 'x', 0, 0
+      from (${series(database, shape.projects)}) s`.execute(db);
+  } else {
+    // A table, not a temporary one: PostgreSQL's statements may run on different connections.
+    await sql`create table bulk_seed_projects (k integer primary key, id text not null)`.execute(db);
+    for (let start = 0; start < given.length; start += 500) {
+      await db
+        .insertInto('bulk_seed_projects' as never)
+        .values(given.slice(start, start + 500).map((id, i) => ({ k: start + i, id })) as never)
+        .execute();
+    }
+  }
 
   const messageId = sql.raw(`${timeIdText(database, time)} || ${padText(database, 'n', 16)}`);
   await sql`insert into messages (id, project_id, recipient, template_id, template_name, language, category,
       variables, header_variables, rendered, status, attempts, due_at, lease_expires_at, provider_message_id, error,
       queued_at, sent_at, delivered_at, read_at, failed_at, updated_at)
-    select 'msg_' || ${messageId}, ${project}${padded(database, projectOf, 7)},
+    select 'msg_' || ${messageId}, ${projectOfN},
       '+1555' || ${padded(database, 'n % 100000', 7)}, 'tpl_bulk', case when n % 10 = 0 then 'promo' else 'order_update' end,
       'en_US', 'UTILITY', '{"1":"Ana","2":"1001"}', null,
       '{"body":"Hello Ana, your order 1001 has shipped. Track it in the app."}',
@@ -98,7 +122,7 @@ export async function seedBulk(database: Database, shape: BulkShape): Promise<vo
     if (shape.messagesOnly) break;
     const eventId = sql.raw(`'evt_' || ${padText(database, 'n', 25)} || '${k}'`);
     await sql`insert into message_events (id, message_id, project_id, status, occurred_at, error, created_at)
-      select ${eventId}, 'msg_' || ${messageId}, ${project}${padded(database, projectOf, 7)}, ${eventStatus},
+      select ${eventId}, 'msg_' || ${messageId}, ${projectOfN}, ${eventStatus},
         ${sql.raw(time)} + ${k * 500}, null, ${sql.raw(time)} + ${k * 500}
       from (${series(database, shape.messages)}) s`.execute(db);
     const hex = database.dialect === 'postgres' ? `lpad(to_hex(${time} + ${k * 500}), 12, '0')` : `printf('%012x', ${time} + ${k * 500})`;
@@ -107,7 +131,7 @@ export async function seedBulk(database: Database, shape: BulkShape): Promise<vo
     );
     await sql`insert into webhook_deliveries (id, project_id, event_id, message_id, event, url, payload, status,
         attempt_count, due_at, lease_expires_at, created_at, updated_at, endpoint_id, template_id)
-      select ${deliveryId}, ${project}${padded(database, projectOf, 7)}, ${eventId}, 'msg_' || ${messageId}, ${event},
+      select ${deliveryId}, ${projectOfN}, ${eventId}, 'msg_' || ${messageId}, ${event},
         'https://hooks.example.com/svc', '{}', case when n > ${backlogFrom} then 'pending' when n % 200 = 0 then 'failed' else 'succeeded' end,
         case when n > ${backlogFrom} then 0 else 1 end, case when n > ${backlogFrom} then ${sql.raw(time)} + ${k * 500} end, null,
         ${sql.raw(time)} + ${k * 500}, ${sql.raw(time)} + ${k * 500 + 50}, null, null
@@ -120,6 +144,7 @@ export async function seedBulk(database: Database, shape: BulkShape): Promise<vo
   await sql`insert into message_counts (project_id, hour, status, template, language, count)
     select project_id, (queued_at / 3600000) * 3600000, status, template_name, language, count(*) from messages
     group by project_id, (queued_at / 3600000) * 3600000, status, template_name, language`.execute(db);
+  if (given !== undefined) await sql`drop table bulk_seed_projects`.execute(db);
   // Statistics as in production: PostgreSQL's autovacuum gathers them, and svc never analyzes
   // SQLite, whose planner then chooses by the schema alone (a plan test with statistics there
   // once passed a plan that production never ran). These tables only: a bare ANALYZE on
