@@ -48,8 +48,18 @@ export async function createTestDatabase(kind: DatabaseKind, options: { migrated
   if (options.migrated) {
     await createMigratedPostgres(base, name);
     url.pathname = `/${name}`;
-    // Kept until a later run (resetPostgres drops those over an hour old), as schemas are.
-    return { kind, url: url.toString(), place: name, drop: async () => {} };
+    // A database of its own, unlike a schema, is dropped at once: no other database's catalogue
+    // changes (resetPostgres drops those a killed run left, an hour on).
+    const drop = async () => {
+      const admin = new pg.Client({ connectionString: base });
+      await admin.connect();
+      try {
+        await admin.query(`drop database if exists ${name} with (force)`);
+      } finally {
+        await admin.end();
+      }
+    };
+    return { kind, url: url.toString(), place: name, drop };
   }
   const client = new pg.Client({ connectionString: base });
   await client.connect();
