@@ -464,6 +464,41 @@ for (const kind of databaseKinds()) {
     });
   });
 
+  describe(`delivery log ids: project erasure (${kind})`, () => {
+    let server: TestServer;
+    let key: string;
+    let otherKey: string;
+    before(async () => {
+      server = await startTestServer(kind);
+      const project = await server.createProject();
+      const other = await server.createProject();
+      key = project.key;
+      otherKey = other.key;
+      await seed(server, project.projectId, other.projectId);
+    });
+    after(async () => {
+      await server.close();
+    });
+
+    it('erases the project’s deliveries and attempts, counted, pending ones too; the other project’s stay whole', async () => {
+      const erased = await server.call('DELETE', '/v1/projects/me', { key });
+      assert.equal(erased.status, 200, erased.text);
+      assert.equal(erased.body.erased.webhookDeliveries, mine.length);
+      assert.equal(
+        erased.body.erased.webhookAttempts,
+        mine.reduce((n, spec) => n + (spec.attempted === undefined ? 0 : spec.status === 'failed' ? 2 : 1), 0),
+      );
+      for (const spec of SPECS.filter((s) => s.other)) {
+        const reply = await server.call('GET', `/v1/webhook-deliveries/${spec.id}`, { key: otherKey });
+        assert.equal(reply.status, 200);
+        assert.equal(reply.body.attempts.length, spec.status === 'failed' ? 2 : 1);
+        assert.equal(reply.body.createdAt, iso(spec.createdAt));
+      }
+      const left = await server.app.database.db.selectFrom('webhook_attempts').select('id').execute();
+      assert.equal(left.length, SPECS.filter((spec) => spec.other && spec.status === 'failed').length);
+    });
+  });
+
   describe(`delivery log ids: made by svc (${kind})`, () => {
     let server: TestServer;
     let receiver: WebhookReceiver;
