@@ -65,3 +65,39 @@ it('a delivery row round-trips: ids as bytes, created_at left to its id when the
   assert.deepEqual(c.storedDelivery(db, odd).created_at, now);
   assert.deepEqual(c.deliveryOf(c.storedDelivery(db, odd)), odd);
 });
+
+// Every cursor the delivery log lets through (decodeCursor: 36 characters of hex and dashes, or a
+// prefixed id), with the dashes anywhere and ids between and beside stored ones: as bytes, the ids
+// below it are those below it as text (a seeded walk, the same every run).
+it('a cursor of any shape the log accepts bounds the ids as bytes as it did as text', () => {
+  const db = { getExecutor: () => ({ adapter: new SqliteAdapter() }) } as never;
+  let seed = 19;
+  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
+  const pick = (chars: string) => chars[Math.floor(random() * chars.length)]!;
+  const HEX = '0123456789abcdef';
+  // Ids close to each other, their hex digits mostly 0, e and f: bounds fall between them, on the
+  // boundaries where a carry goes wrong.
+  const uuid = () => Array.from({ length: 36 }, (_, i) => ([8, 13, 18, 23].includes(i) ? '-' : pick(random() < 0.6 ? '0ef' : HEX))).join('');
+  const near = (base: string) => [...base].map((char) => (char !== '-' && random() < 0.1 ? pick('0ef') : char)).join('');
+  let checked = 0;
+  for (let round = 0; round < 1_000; round++) {
+    const base = uuid();
+    const ids = Array.from({ length: 24 }, () => near(base));
+    for (let k = 0; k < 12; k++) {
+      const id = ids[Math.floor(random() * ids.length)]!;
+      const shape = random();
+      const cursor =
+        shape < 0.4 ? [...id].map((char) => (random() < 0.08 ? pick(random() < 0.5 ? '0ef-' : HEX) : char)).join('')
+        : shape < 0.6 ? Array.from({ length: 36 }, () => pick(`${HEX}--`)).join('')
+        : shape < 0.7 ? `${'msgevtzz'.slice(0, 1 + Math.floor(random() * 4))}_${Array.from({ length: 26 }, () => pick('0123456789abcdefghjkmnpqrstvwxyz')).join('')}`
+        : id;
+      const { bound } = c.deliveryIdBound(db, cursor);
+      for (const u of ids) {
+        const below = Buffer.compare(Buffer.from(c.storedDeliveryId(db, u) as Uint8Array), Buffer.from(bound as Uint8Array)) < 0;
+        assert.equal(below, u < cursor, `${u} before ${cursor}`);
+        checked++;
+      }
+    }
+  }
+  assert.equal(checked, 1_000 * 12 * 24);
+});

@@ -227,3 +227,83 @@ for (const kind of databaseKinds()) {
     });
   });
 }
+
+// More rows than the migration copies at a time (500), of three projects whose ids interleave, with
+// attempts kept apart: every row and every attempt is carried over, each read as it was written.
+for (const kind of databaseKinds()) {
+  describe(`webhook delivery ids stored as bytes: a database of many rows (${kind})`, () => {
+    it('migrates 1,234 deliveries of three projects page by page, every id, time and attempt kept', async () => {
+      const projects = ['proj_01jdtest0000000000000000p1', 'proj_01jdtest0000000000000000p2', 'proj_01jdtest0000000000000000p3'];
+      const rows: WebhookDeliveryRow[] = Array.from({ length: 1_234 }, (_, i) => ({
+        id: uuidAt(T + Math.floor(i / 3), (i % 7 === 0 ? 'f' : '0') + i.toString(16).padStart(11, '0')),
+        project_id: projects[i % 3]!,
+        event_id: `evt_01jdtest${i.toString(16).padStart(18, '0')}`,
+        message_id: i % 5 === 0 ? null : `msg_01jdtest${Math.floor(i / 4).toString(16).padStart(18, '0')}`,
+        event: i % 5 === 0 ? 'webhook.test' : 'message.sent',
+        url: URL,
+        endpoint_id: null,
+        template_id: null,
+        payload: `{"n":${i}}`,
+        status: i % 4 === 0 ? 'failed' : 'succeeded',
+        attempt_count: 1,
+        due_at: null,
+        lease_expires_at: null,
+        // Most made when their id says; some not.
+        created_at: i % 11 === 0 ? T - i : T + Math.floor(i / 3),
+        updated_at: T + 10_000 + i,
+      }));
+      const attempts = rows
+        .filter((_, i) => i % 4 === 0)
+        .map((row, n) => ({ id: `att_01jdtest${n.toString(16).padStart(18, '0')}`, delivery_id: row.id, attempt: 1, at: T + n, url: URL, status_code: 500, duration_ms: 1, error: 'HTTP 500', response_body: 'no' }));
+      const testDb = await createTestDatabase(kind);
+      const database = openDatabase(testDb.url, { poolSize: 2 });
+      try {
+        const db = database.db as unknown as Kysely<unknown>;
+        const schema =
+          kind === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]!.schema : undefined;
+        await migrateThrough(db, '0026_deliveries_by_key', schema);
+        for (const project of projects) {
+          await sql`insert into projects (id, name, owner_email, webhook_secret_enc, created_at, updated_at)
+            values (${project}, 'p', 'o@example.com', 'sealed', 1, 1)`.execute(database.db);
+        }
+        for (let i = 0; i < rows.length; i += 100) await database.db.insertInto('webhook_deliveries').values(rows.slice(i, i + 100)).execute();
+        for (let i = 0; i < attempts.length; i += 100) await database.db.insertInto('webhook_attempts').values(attempts.slice(i, i + 100)).execute();
+        await migrateToLatest(database.db);
+
+        for (const project of projects) {
+          const want = rows.filter((row) => row.project_id === project).sort((a, b) => (a.id < b.id ? 1 : -1));
+          const seen: { id: string; created_at: number; event_id: string; message_id: string | null; attempts: number }[] = [];
+          for (let before: string | undefined; ; ) {
+            const page = await listWebhookDeliveries(database.db, project, { limit: 97, ...(before !== undefined && { before }) });
+            seen.push(...page.map(({ delivery, attempts: list }) => ({
+              id: delivery.id, created_at: Number(delivery.created_at), event_id: delivery.event_id, message_id: delivery.message_id, attempts: list.length,
+            })));
+            if (page.length < 97) break;
+            before = page.at(-1)!.delivery.id;
+          }
+          assert.deepEqual(
+            seen,
+            want.map((row) => ({
+              id: row.id, created_at: row.created_at, event_id: row.event_id, message_id: row.message_id,
+              attempts: attempts.filter((attempt) => attempt.delivery_id === row.id).length + 0,
+            })),
+          );
+        }
+        if (kind === 'sqlite') {
+          const types = await sql<{ t: string; n: number }>`select typeof(id) || typeof(event_id) || typeof(created_at) as t, count(*) as n
+            from webhook_deliveries group by 1 order by 1`.execute(db);
+          const notCarried = rows.filter((_, i) => i % 11 === 0 && i > 0).length;
+          assert.deepEqual(types.rows.map((row) => [row.t, Number(row.n)]), [
+            ['blobblobinteger', notCarried],
+            ['blobblobnull', rows.length - notCarried],
+          ]);
+          const attemptTypes = await sql<{ t: string }>`select distinct typeof(delivery_id) as t from webhook_attempts`.execute(db);
+          assert.deepEqual(attemptTypes.rows.map((row) => row.t), ['blob']);
+        }
+      } finally {
+        await database.close();
+        await testDb.drop();
+      }
+    });
+  });
+}
