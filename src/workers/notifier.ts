@@ -99,6 +99,9 @@ export class Notifier {
         this.#local.emit(channel, message.payload ? message.payload.split(',') : []);
       });
       client.on('error', (error) => {
+        // Once close() has given the client back, its connection is the pool's to lose: releasing
+        // it again would throw out of this handler.
+        if (this.#listener !== client) return;
         this.#logger.warn({ err: error }, 'LISTEN connection lost; reconnecting');
         client.release(true);
         this.#listener = undefined;
