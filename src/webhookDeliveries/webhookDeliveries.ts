@@ -52,7 +52,8 @@ export function checkDeliveryId(id: string): void {
 }
 
 /** Attempts the delivery again now; the delivery as it then is. */
-export async function retryDelivery(trx: Db, notifier: Notifier, projectId: string, id: string, now: number): Promise<DeliveryWithAttempts> {
+export async function retryDelivery(trx: Db, notifier: Notifier, projectId: string, given: string, now: number): Promise<DeliveryWithAttempts> {
+  const id = given.toLowerCase(); // a UUID in any case, as GET reads it
   const found = (await requestWebhookRetry(trx, projectId, id, now)) ? await findWebhookDelivery(trx, projectId, id) : undefined;
   if (!found) throw notFound('webhook delivery');
   await notifier.notifyInTransaction(trx, 'webhooks');

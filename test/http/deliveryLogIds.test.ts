@@ -328,7 +328,7 @@ for (const kind of databaseKinds()) {
         const reply = await server.call('GET', `/v1/webhook-deliveries/${id}`, { key });
         assert.equal(reply.status, 400, id);
       }
-      // Too long for the route: 400, as before; a retry by an id in capitals is not found (as before).
+      // Too long for the route: 400, as before; another project's delivery, by its id in capitals, is not found.
       for (const method of ['GET', 'POST'] as const) {
         const long = 'a'.repeat(201);
         const path = method === 'GET' ? `/v1/webhook-deliveries/${long}` : `/v1/webhook-deliveries/${long}/retry`;
@@ -336,7 +336,7 @@ for (const kind of databaseKinds()) {
         answers.set(`${method} long`, { status: reply.status, text: withoutRequestId(reply.text), link: null });
         assert.equal(reply.status, 400, `${method} long`);
       }
-      const upperRetry = await server.call('POST', `/v1/webhook-deliveries/${SPECS[1]!.id.toUpperCase()}/retry`, { key });
+      const upperRetry = await server.call('POST', `/v1/webhook-deliveries/${SPECS[3]!.id.toUpperCase()}/retry`, { key });
       answers.set('POST upper', { status: upperRetry.status, text: withoutRequestId(upperRetry.text), link: null });
       assert.equal(upperRetry.status, 404);
       // Nothing of theirs moved: their failed delivery is still failed.

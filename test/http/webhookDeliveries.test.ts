@@ -175,7 +175,8 @@ for (const kind of databaseKinds()) {
         const [row] = await deliveryRows(server.app, projectId);
         assert.equal(row!.status, 'failed', 'two attempts on a one-retry schedule');
 
-        const retried = await server.call('POST', `/v1/webhook-deliveries/${row!.id}/retry`, { key });
+        // In capitals, as GET reads it too: the same delivery.
+        const retried = await server.call('POST', `/v1/webhook-deliveries/${row!.id.toUpperCase()}/retry`, { key });
         assert.equal(retried.status, 202);
         assert.equal(retried.body.id, row!.id);
         assert.equal(retried.body.status, 'pending');
