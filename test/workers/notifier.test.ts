@@ -65,7 +65,8 @@ describe('notifier across processes (postgres)', { skip: !process.env.SVC_TEST_P
   });
 
   it('a listener given back by close() may then lose its connection: nothing thrown, nothing logged', async () => {
-    const testDb = await createTestDatabase('postgres');
+    // A database of its own, so its one LISTEN connection is told apart from other tests'.
+    const testDb = await createTestDatabase('postgres', { migrated: true });
     const database = openDatabase(testDb.url, { poolSize: 2 });
     const warnings: string[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
@@ -77,7 +78,8 @@ describe('notifier across processes (postgres)', { skip: !process.env.SVC_TEST_P
     try {
       await notifier.listen();
       const listener = await sql<{ pid: number }>`
-        select pid from pg_stat_activity where query like 'LISTEN %' and pid <> pg_backend_pid()`.execute(database.db);
+        select pid from pg_stat_activity
+        where datname = current_database() and query like 'LISTEN %' and pid <> pg_backend_pid()`.execute(database.db);
       const pids = listener.rows.map((row) => row.pid);
       assert.equal(pids.length, 1);
       await notifier.close(); // the client goes back to the pool, which is still open
@@ -94,6 +96,7 @@ describe('notifier across processes (postgres)', { skip: !process.env.SVC_TEST_P
       process.off('uncaughtException', onUncaught);
       await database.close().catch(() => {});
       await admin.close();
+      await testDb.drop();
     }
   });
 });
