@@ -93,6 +93,16 @@ function assertWalks(
   }
 }
 
+/**
+ * The feed's read of status events among the plans it recorded: it reads replies beside them, the
+ * two statements in parallel, so the order they are recorded in is not theirs.
+ */
+function feedEventsPlan(plans: RecordedPlan[]): RecordedPlan {
+  const read = plans.find((plan) => / from message_events /.test(plan.sql));
+  assert.ok(read, `no read of message_events among: ${plans.map((plan) => plan.sql).join('; ')}`);
+  return read;
+}
+
 /** The nodes from `root` down to `target`, both included. */
 function pathTo(root: PlanNode, target: PlanNode): PlanNode[] | undefined {
   if (root === target) return [root];
@@ -231,10 +241,10 @@ for (const kind of databaseKinds()) {
 
     it('GET /v1/events: the project’s events in id order, each message by its key', async () => {
       // The small old tenant's first page: at a million messages PostgreSQL once read all its events and sorted them.
-      const [read] = await one((db) => listEventsAfter(db, OLD_TENANT, '', 100));
-      assertWalks(read!, 'message_events', ['message_events_by_project']);
+      const read = feedEventsPlan(await one((db) => listEventsAfter(db, OLD_TENANT, '', 100)));
+      assertWalks(read, 'message_events', ['message_events_by_project']);
       const messagesRead = kind === 'postgres' ? ['messages_pkey', 'messages_by_id'] : ['messages_by_project', 'sqlite_autoindex_messages_1'];
-      assertWalks(read!, 'messages', messagesRead, { alias: 'm' });
+      assertWalks(read, 'messages', messagesRead, { alias: 'm' });
     });
 
     describe('a young tenant', () => {
@@ -262,8 +272,8 @@ for (const kind of databaseKinds()) {
       });
 
       it('GET /v1/events from a cursor: the project’s events in id order, never all of them sorted', async () => {
-        const [read] = await one((db) => listEventsAfter(db, YOUNG, firstEvent, 100));
-        assertWalks(read!, 'message_events', ['message_events_by_project']);
+        const read = feedEventsPlan(await one((db) => listEventsAfter(db, YOUNG, firstEvent, 100)));
+        assertWalks(read, 'message_events', ['message_events_by_project']);
       });
     });
 
