@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { loadRateCard } from '../../src/costs/loadRateCard.ts';
@@ -20,8 +20,17 @@ function load(setting: string) {
   return loadRateCard(loadConfig({ SVC_RATE_CARD: setting }).cost).card;
 }
 
+// Every scratch folder goes when the file's tests are done.
+const folders: string[] = [];
+after(() => folders.forEach((folder) => rmSync(folder, { recursive: true, force: true })));
+function scratchFolder(prefix: string): string {
+  const folder = mkdtempSync(join(tmpdir(), prefix));
+  folders.push(folder);
+  return folder;
+}
+
 function scratch(name: string, text: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'svc-meta-card-')), name);
+  const path = join(scratchFolder('svc-meta-card-'), name);
   writeFileSync(path, text);
   return path;
 }
@@ -73,6 +82,6 @@ describe('a rate card in Meta’s layout', () => {
     const twice = join(FIXTURES, 'rates-usd-2026-10-01.csv');
     refused(`${twice},${twice}`, /a second rate for 2026-10-01, USD, Brazil, marketing/);
     // A directory without a card.
-    refused(mkdtempSync(join(tmpdir(), 'svc-empty-card-')), /has no \.csv file/);
+    refused(scratchFolder('svc-empty-card-'), /has no \.csv file/);
   });
 });
