@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from '../../src/db/database.ts';
-import { newId } from '../../src/domain/ids.ts';
+import { idLowerBound } from '../../src/domain/ids.ts';
 
 // Bulk data for plan tests: many projects and messages, written by one SQL statement per table
 // (generate_series on PostgreSQL, a recursive CTE on SQLite), shaped like what svc writes for a
@@ -34,7 +34,9 @@ export const OLD_TENANT = 'proj_bulk0000000';
 export const BULK_START = 1_700_000_000_000;
 export const BULK_SPACING_MS = 600_000;
 /** As svc's ids (domain/ids.ts): the time in 10 Crockford base32 characters, then 16 more (here the row number). */
-export const bulkMessageId = (n: number) => newId('msg', BULK_START + n * BULK_SPACING_MS).slice(0, 14) + String(n).padStart(16, '0');
+// idLowerBound, not newId: newId never goes back in time within a process, so it would give a
+// later time to a message asked for after a newer one.
+export const bulkMessageId = (n: number) => idLowerBound('msg', BULK_START + n * BULK_SPACING_MS) + String(n).padStart(16, '0');
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
@@ -65,6 +67,24 @@ function padText(database: Database, expression: string, width: number): string 
 
 function padded(database: Database, expression: string, width: number) {
   return sql.raw(padText(database, expression, width));
+}
+
+/** SQLite: the value (0–9) of the decimal digit at 1-based `at` of `text`, as a base32 digit. */
+const digitAt = (text: string, at: number) => `cast(substr(${text}, ${at}, 1) as integer)`;
+
+/** SQLite: 8 base32 digits from `at` (40 bits) as 10 hex characters. */
+const run8 = (text: string, at: number) =>
+  `printf('%010x', ${Array.from({ length: 8 }, (_, p) => `${digitAt(text, at + p)} * ${32 ** (7 - p)}`).join(' + ')})`;
+
+/** SQLite: the 16 bytes of `msg_` + the 10 base32 characters of `time` + 16 decimal digits (deliveryIds.ts). */
+function messageIdBytes(time: string, digits16: string): string {
+  return `unhex(printf('%012x', ${time}) || ${run8(digits16, 1)} || ${run8(digits16, 9)})`;
+}
+
+/** SQLite: the 16 bytes of `evt_` + 26 decimal digits, the first 0–7 (3 bits, then 5 a digit). */
+function eventIdBytes(digits26: string): string {
+  const text = `(${digits26})`;
+  return `unhex(printf('%02x', ${digitAt(text, 1)} * 32 + ${digitAt(text, 2)}) || ${run8(text, 3)} || ${run8(text, 11)} || ${run8(text, 19)})`;
 }
 
 export async function seedBulk(database: Database, shape: BulkShape): Promise<void> {
@@ -111,6 +131,11 @@ export async function seedBulk(database: Database, shape: BulkShape): Promise<vo
       case when n % 100 = 0 then ${sql.raw(time)} + 600 end, ${sql.raw(time)} + 1600
     from (${series(database, shape.messages)}) s`.execute(db);
 
+  // Since migration 0027 SQLite stores a delivery's id, event id and message id as 16 bytes, and
+  // its created_at as null when its id carries it (src/db/deliveryIds.ts): seeded as svc writes them.
+  const idsAsBytes =
+    database.dialect === 'sqlite' &&
+    (await sql`select 1 from svc_migrations where name = '0027_delivery_ids_as_bytes'`.execute(db)).rows.length > 0;
   // Three status events and three deliveries (one attempt each) per message; the newest messages'
   // deliveries are a backlog, due and never attempted (a receiver that fell behind).
   const backlogFrom = shape.messages - (shape.deliveryBacklog ?? 0);
@@ -127,14 +152,18 @@ export async function seedBulk(database: Database, shape: BulkShape): Promise<vo
       from (${series(database, shape.messages)}) s`.execute(db);
     const hex = database.dialect === 'postgres' ? `lpad(to_hex(${time} + ${k * 500}), 12, '0')` : `printf('%012x', ${time} + ${k * 500})`;
     const deliveryId = sql.raw(
-      `substr(${hex}, 1, 8) || '-' || substr(${hex}, 9, 4) || '-700${k}-8000-' || ${padText(database, 'n', 12)}`,
+      idsAsBytes
+        ? `unhex(${hex} || '700${k}8000' || ${padText(database, 'n', 12)})`
+        : `substr(${hex}, 1, 8) || '-' || substr(${hex}, 9, 4) || '-700${k}-8000-' || ${padText(database, 'n', 12)}`,
     );
+    const deliveryEventId = idsAsBytes ? sql.raw(eventIdBytes(`${padText(database, 'n', 25)} || '${k}'`)) : eventId;
+    const deliveryMessageId = idsAsBytes ? sql.raw(messageIdBytes(time, padText(database, 'n', 16))) : sql`'msg_' || ${messageId}`;
     await sql`insert into webhook_deliveries (id, project_id, event_id, message_id, event, url, payload, status,
         attempt_count, due_at, lease_expires_at, created_at, updated_at, endpoint_id, template_id)
-      select ${deliveryId}, ${projectOfN}, ${eventId}, 'msg_' || ${messageId}, ${event},
+      select ${deliveryId}, ${projectOfN}, ${deliveryEventId}, ${deliveryMessageId}, ${event},
         'https://hooks.example.com/svc', '{}', case when n > ${backlogFrom} then 'pending' when n % 200 = 0 then 'failed' else 'succeeded' end,
         case when n > ${backlogFrom} then 0 else 1 end, case when n > ${backlogFrom} then ${sql.raw(time)} + ${k * 500} end, null,
-        ${sql.raw(time)} + ${k * 500}, ${sql.raw(time)} + ${k * 500 + 50}, null, null
+        ${idsAsBytes ? sql`null` : sql`${sql.raw(time)} + ${k * 500}`}, ${sql.raw(time)} + ${k * 500 + 50}, null, null
       from (${series(database, shape.messages)}) s`.execute(db);
     await sql`insert into webhook_attempts (id, delivery_id, attempt, at, url, status_code, duration_ms, error, response_body)
       select 'att_' || ${padded(database, 'n', 25)} || '${sql.raw(String(k))}', ${deliveryId}, 1, ${sql.raw(time)} + ${k * 500},
