@@ -14,6 +14,7 @@ import { type BenchDatabase, countWhere, type DatabaseKind, dropBenchDatabases, 
 import { runLoad } from './load.ts';
 import { sleep, stopAll, waitUntil } from './processes.ts';
 import { createSender, startSvc } from './svc.ts';
+import { prefixedIdBytes } from '../test/support/bulkSeed.ts';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const CONNECTIONS = 64;
@@ -25,17 +26,6 @@ function encodeTime(ms: number): string {
   let out = '';
   for (let i = 0, rest = ms; i < 10; i++, rest = Math.floor(rest / 32)) out = ALPHABET[rest % 32] + out;
   return out;
-}
-
-/**
- * SQL of the 16 bytes svc stores on SQLite since its migration 0027 (src/db/deliveryIds.ts) for an
- * id `prefix_` + the 10 characters of `at` + 16 decimal digits (`digits`, an SQL text expression):
- * the 48 bits of the time, then 16 base32 digits of 5 bits each (two runs of 8: 40 bits each).
- */
-export function idBytesSql(at: number, digits: string): string {
-  const run = (from: number) =>
-    Array.from({ length: 8 }, (_, p) => `cast(substr(${digits}, ${from + p}, 1) as integer) * ${32 ** (7 - p)}`).join(' + ');
-  return `unhex('${at.toString(16).padStart(12, '0')}' || printf('%010x', ${run(1)}) || printf('%010x', ${run(9)}))`;
 }
 
 /** Whether the svc checkout stores delivery ids as bytes (SQLite, migration 0027_delivery_ids_as_bytes). */
@@ -59,8 +49,8 @@ async function seedDay(database: BenchDatabase, projectId: string, templateId: s
   // 0027 (created_at then left to the id, which carries it).
   const bytes = await storesIdsAsBytes(database);
   const deliveryId = bytes ? `unhex('${hex}70008000' || ${pad('i * 3 + k', 12)})` : `'${uuid}' || ${pad('i * 3 + k', 12)}`;
-  const eventId = bytes ? idBytesSql(at, pad('i * 3 + k', 16)) : `'evt_${time}' || ${pad('i * 3 + k', 16)}`;
-  const messageId = bytes ? idBytesSql(at, pad('i', 16)) : `'msg_${time}' || ${pad('i', 16)}`;
+  const eventId = bytes ? prefixedIdBytes(String(at), pad('i * 3 + k', 16)) : `'evt_${time}' || ${pad('i * 3 + k', 16)}`;
+  const messageId = bytes ? prefixedIdBytes(String(at), pad('i', 16)) : `'msg_${time}' || ${pad('i', 16)}`;
   await database.transaction(async (run) => {
     await run(`insert into messages (id, project_id, recipient, template_id, template_name, language, category, variables,
         header_variables, rendered, status, attempts, due_at, lease_expires_at, provider_message_id, error, queued_at,

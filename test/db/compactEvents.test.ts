@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type Kysely, sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { migrations } from '../../src/db/migrations/index.ts';
@@ -10,6 +9,7 @@ import { withPayloads } from '../../src/db/webhookPayloads.ts';
 import type { WebhookDeliveryRow } from '../../src/db/webhookDeliveries.ts';
 import { listEventsAfter } from '../../src/db/events.ts';
 import { createTestDatabase, databaseKinds } from '../support/databases.ts';
+import { migrateThrough } from '../support/migrateThrough.ts';
 
 // Bytes per message (issue 19, migration 0025): on SQLite message_events is a WITHOUT ROWID table
 // keyed (message_id, id), with one index of its own (by project, for the feed). Events written
@@ -27,20 +27,6 @@ const EVENTS = [
     error: JSON.stringify({ code: '131026', title: 'Message undeliverable', message: 'The number is not on WhatsApp.' }),
   },
 ];
-
-async function migrateThrough(db: Kysely<unknown>, last: string, schema: string | undefined): Promise<void> {
-  const names = Object.keys(migrations);
-  const through = names.slice(0, names.indexOf(last) + 1);
-  const migrator = new Migrator({
-    db,
-    migrationTableSchema: schema,
-    migrationTableName: 'svc_migrations',
-    migrationLockTableName: 'svc_migrations_lock',
-    provider: { getMigrations: async () => Object.fromEntries(through.map((name) => [name, migrations[name]!])) },
-  });
-  const result = await migrator.migrateToLatest();
-  assert.equal(result.error, undefined);
-}
 
 for (const kind of databaseKinds()) {
   describe(`message events keyed by their message (${kind})`, () => {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type Kysely, sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import { type Db, openDatabase } from '../../src/db/database.ts';
 import { storedDelivery, storedDeliveryId } from '../../src/db/deliveryIds.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
@@ -15,6 +14,7 @@ import {
   type WebhookDeliveryRow,
 } from '../../src/db/webhookDeliveries.ts';
 import { createTestDatabase, databaseKinds } from '../support/databases.ts';
+import { migrateThrough } from '../support/migrateThrough.ts';
 
 // Bytes per message (issue 19, migration 0026): a webhook delivery is found by its key
 // (project_id, id). SQLite stores the table WITHOUT ROWID under that key (no index of ids alone, no
@@ -58,20 +58,6 @@ const ATTEMPTS = [1, 2].map((attempt) => ({
   id: `att_01jdtest0000000000000000a${attempt}`, delivery_id: DELIVERIES[1]!.id, attempt, at: 1_764_150_002_000 + attempt,
   url: URL, status_code: 500, duration_ms: 7, error: 'HTTP 500', response_body: 'no',
 }));
-
-async function migrateThrough(db: Kysely<unknown>, last: string, schema: string | undefined): Promise<void> {
-  const names = Object.keys(migrations);
-  const through = names.slice(0, names.indexOf(last) + 1);
-  const migrator = new Migrator({
-    db,
-    migrationTableSchema: schema,
-    migrationTableName: 'svc_migrations',
-    migrationLockTableName: 'svc_migrations_lock',
-    provider: { getMigrations: async () => Object.fromEntries(through.map((name) => [name, migrations[name]!])) },
-  });
-  const result = await migrator.migrateToLatest();
-  assert.equal(result.error, undefined);
-}
 
 for (const kind of databaseKinds()) {
   describe(`webhook deliveries keyed by (project_id, id) (${kind})`, () => {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type Kysely, sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import { type Db, openDatabase } from '../../src/db/database.ts';
 import { storedDelivery, storedDeliveryId } from '../../src/db/deliveryIds.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
@@ -16,6 +15,7 @@ import {
   type WebhookDeliveryRow,
 } from '../../src/db/webhookDeliveries.ts';
 import { createTestDatabase, databaseKinds } from '../support/databases.ts';
+import { migrateThrough } from '../support/migrateThrough.ts';
 
 // Bytes per message (issue 19, migration 0027): SQLite stores a delivery's id, message id and
 // event id as 16 bytes each (and created_at only when its id does not carry it). Rows written
@@ -72,20 +72,6 @@ const ATTEMPTS = [1, 2].map((attempt) => ({
   id: `att_01jdtest0000000000000000a${attempt}`, delivery_id: DELIVERIES[1]!.id, attempt, at: T + 2_000 + attempt,
   url: URL, status_code: 500, duration_ms: 7, error: 'HTTP 500', response_body: 'no',
 }));
-
-async function migrateThrough(db: Kysely<unknown>, last: string, schema: string | undefined): Promise<void> {
-  const names = Object.keys(migrations);
-  const through = names.slice(0, names.indexOf(last) + 1);
-  const migrator = new Migrator({
-    db,
-    migrationTableSchema: schema,
-    migrationTableName: 'svc_migrations',
-    migrationLockTableName: 'svc_migrations_lock',
-    provider: { getMigrations: async () => Object.fromEntries(through.map((name) => [name, migrations[name]!])) },
-  });
-  const result = await migrator.migrateToLatest();
-  assert.equal(result.error, undefined);
-}
 
 async function seed(db: Db, encode: boolean): Promise<void> {
   for (const project of [PROJECT, OTHER]) {

@@ -76,8 +76,12 @@ const digitAt = (text: string, at: number) => `cast(substr(${text}, ${at}, 1) as
 const run8 = (text: string, at: number) =>
   `printf('%010x', ${Array.from({ length: 8 }, (_, p) => `${digitAt(text, at + p)} * ${32 ** (7 - p)}`).join(' + ')})`;
 
-/** SQLite: the 16 bytes of `msg_` + the 10 base32 characters of `time` + 16 decimal digits (deliveryIds.ts). */
-function messageIdBytes(time: string, digits16: string): string {
+/**
+ * SQLite: the 16 bytes svc stores since its migration 0027 (src/db/deliveryIds.ts) for an id
+ * `prefix_` + the 10 base32 characters of `time` (an SQL integer expression) + 16 decimal digits
+ * (`digits16`, an SQL text expression): the time's 48 bits, then the digits' 5 bits each.
+ */
+export function prefixedIdBytes(time: string, digits16: string): string {
   return `unhex(printf('%012x', ${time}) || ${run8(digits16, 1)} || ${run8(digits16, 9)})`;
 }
 
@@ -157,7 +161,7 @@ export async function seedBulk(database: Database, shape: BulkShape): Promise<vo
         : `substr(${hex}, 1, 8) || '-' || substr(${hex}, 9, 4) || '-700${k}-8000-' || ${padText(database, 'n', 12)}`,
     );
     const deliveryEventId = idsAsBytes ? sql.raw(eventIdBytes(`${padText(database, 'n', 25)} || '${k}'`)) : eventId;
-    const deliveryMessageId = idsAsBytes ? sql.raw(messageIdBytes(time, padText(database, 'n', 16))) : sql`'msg_' || ${messageId}`;
+    const deliveryMessageId = idsAsBytes ? sql.raw(prefixedIdBytes(time, padText(database, 'n', 16))) : sql`'msg_' || ${messageId}`;
     await sql`insert into webhook_deliveries (id, project_id, event_id, message_id, event, url, payload, status,
         attempt_count, due_at, lease_expires_at, created_at, updated_at, endpoint_id, template_id)
       select ${deliveryId}, ${projectOfN}, ${deliveryEventId}, ${deliveryMessageId}, ${event},
