@@ -99,12 +99,24 @@ describe('claimProjectHeads on SQLite', () => {
         const rows = await claimProjectHeads(db, 'messages', { now, leaseMs: 60_000, quotas: allQuotas() });
         assert.equal(rows.length, PROJECTS.length * PER_PROJECT);
         const updates = seen.filter((statement) => statement.sql.startsWith('update'));
-        assert.equal(updates.length, PROJECTS.length, 'a statement per project');
-        assert.ok(updates.every((statement) => statement.inTransaction), 'each inside the transaction');
+        assert.equal(updates.length, 1, 'one statement for every project of the same quota');
+        assert.ok(updates.every((statement) => statement.inTransaction), 'inside the transaction');
         assert.deepEqual(
           seen.map((statement) => statement.sql.split(/\s/)[0]),
-          ['begin', ...PROJECTS.map(() => 'update'), 'commit'],
+          ['begin', 'update', 'commit'],
           'one begin, one commit',
+        );
+        // Quotas that differ: a statement per distinct quota, each project held to its own.
+        await sql`update messages set due_at = ${now - 1}, lease_expires_at = null`.execute(db);
+        seen.length = 0;
+        const mixed = new Map([['proj_a', 1], ['proj_b', 2], ['proj_c', 1]]);
+        const claimed = await claimProjectHeads(db, 'messages', { now, leaseMs: 60_000, quotas: mixed });
+        const perProject = Object.fromEntries(PROJECTS.map((projectId) => [projectId, claimed.filter((row) => row.project_id === projectId).length]));
+        assert.deepEqual(perProject, { proj_a: 1, proj_b: 2, proj_c: 1 });
+        assert.deepEqual(
+          seen.map((statement) => statement.sql.split(/\s/)[0]),
+          ['begin', 'update', 'update', 'commit'],
+          'two quotas, two statements, one commit',
         );
       } finally {
         await db.destroy();

@@ -125,11 +125,18 @@ function indexOfAlias(recorded: RecordedPlan, alias: string): string | undefined
 
 /** The webhook worker's claim: candidates (`q`) from the project's queue, earlier events (`e`) by their message. */
 async function assertClaimWalks(explaining: ExplainingDb, database: Database, projectId: string, now: number): Promise<void> {
-  await claimWebhookDeliveries(explaining.db, { now, leaseMs: 30_000, quotas: new Map([[projectId, 50]]) });
+  await claimWebhookDeliveries(explaining.db, { now, leaseMs: 30_000, quotas: new Map([[projectId, 50], [projectIdOf(2), 50]]) });
   const claim = explaining.take().find((plan) => /^\s*update "?webhook_deliveries/.test(plan.sql))!;
   const description = `${claim.sql}\n  plan: ${describePlan(claim.plan)}`;
   assert.equal(indexOfAlias(claim, 'q'), 'webhook_deliveries_queue', description);
   assert.equal(indexOfAlias(claim, 'e'), 'webhook_deliveries_by_message', description);
+  assertOnlyProjectListScanned(claim, description);
+}
+
+/** SQLite claims many projects in one statement: the only table it scans is their JSON list (`w`). */
+function assertOnlyProjectListScanned(claim: RecordedPlan, description: string): void {
+  if (!Array.isArray(claim.plan)) return;
+  assert.ok(!claim.plan.some((line) => /^SCAN (?!w VIRTUAL TABLE)/.test(line)), `no scan but the projects' list: ${description}`);
 }
 
 for (const kind of databaseKinds()) {
@@ -379,9 +386,10 @@ for (const kind of databaseKinds()) {
     });
 
     it('the dispatcher’s claim and both workers’ page of queued projects: the queue indexes', async () => {
-      await claimProjectHeads(explaining.db, 'messages', { now: Date.now(), leaseMs: 30_000, quotas: new Map([[projectIdOf(1), 50]]) });
+      await claimProjectHeads(explaining.db, 'messages', { now: Date.now(), leaseMs: 30_000, quotas: new Map([[projectIdOf(1), 50], [projectIdOf(2), 50]]) });
       const claim = explaining.take().find((plan) => /^\s*update "?messages/.test(plan.sql))!;
       assert.equal(indexOfAlias(claim, 'q'), 'messages_queue', `${claim.sql}\n  plan: ${describePlan(claim.plan)}`);
+      assertOnlyProjectListScanned(claim, `${claim.sql}\n  plan: ${describePlan(claim.plan)}`);
       for (const table of ['messages', 'webhook_deliveries'] as const) {
         await queuedProjectsAfter(explaining.db, table, '', 100);
         const [page] = explaining.take();
