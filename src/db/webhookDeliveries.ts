@@ -12,7 +12,7 @@ import {
   storedMessageId,
 } from './deliveryIds.ts';
 import { postgresPageLimit } from './pageLimit.ts';
-import { dialectOf } from './prepared.ts';
+import { dialectOf, statement } from './prepared.ts';
 import { withPayloads } from './webhookPayloads.ts';
 import { uuid7LowerBound } from '../domain/uuid7.ts';
 import type {
@@ -116,7 +116,7 @@ export interface DeliveryClaim {
 /**
  * Claims each project's oldest due deliveries, up to its quota, under a lease (claims.ts
  * claimProjectHeads: the claimed rows' due_at becomes the lease end), keeping a message's first
- * attempts in order. On SQLite, call it in a transaction: one statement per project, one commit.
+ * attempts in order. On SQLite, call it in a transaction: one statement per distinct quota, one commit.
  */
 export async function claimWebhookDeliveries(
   db: Db,
@@ -170,74 +170,40 @@ export interface RecordedAttempt {
  * Records attempts and each delivery's next state, in the caller's transaction (the worker's
  * group commit: many attempts, one commit). On PostgreSQL the deliveries change in one statement
  * (a round trip each would make every commit wait); on SQLite a statement each costs nothing.
+ * A delivery erased with its project while its attempt was in flight has nothing to record: it
+ * is done.
  */
 export async function recordWebhookAttempts(
   trx: Db,
   attempts: readonly RecordedAttempt[],
 ): Promise<void> {
   const dialect = dialectOf(trx);
-  let recorded = attempts;
-  if (recorded.length === 0) return;
-  // A delivery erased with its project while its attempt was in flight has nothing to record: it
-  // is done. On PostgreSQL the deliveries that remain are locked here, in key order (as the
-  // erasure locks them: one project's, in id order), so none can vanish before the attempts below
-  // reference it — an erasure committed meanwhile is waited for, and what it erased is not found.
-  const existing = new Set<string>();
-  const idsByProject = new Map(
-    [...Map.groupBy(recorded, (item) => item.update.projectId)].map(([projectId, items]) => [projectId, [...new Set(items.map((item) => item.attempt.delivery_id))]]),
-  );
-  const keys = [...idsByProject.keys()].sort().flatMap((projectId) => idsByProject.get(projectId)!.sort().map((id) => [projectId, id] as const));
-  if (dialect === 'postgres') {
-    // One statement for the lot (a round trip per project would make every commit wait).
-    for (let i = 0; i < keys.length; i += 500) {
-      const chunk = keys.slice(i, i + 500);
-      const rows = await sql<{ id: string }>`
-        select id from webhook_deliveries
-        where (project_id, id) in (select * from unnest(${chunk.map(([projectId]) => projectId)}::text[], ${chunk.map(([, id]) => id)}::text[]))
-        order by project_id, id
-        for no key update`.execute(trx);
-      for (const row of rows.rows) existing.add(row.id);
-    }
-  } else {
-    for (const [projectId, ids] of idsByProject) {
-      const stored = ids.map((id) => storedDeliveryId(trx, id)) as string[];
-      const found = await trx.selectFrom('webhook_deliveries').select('id').where('project_id', '=', projectId).where('id', 'in', stored).execute();
-      for (const row of found) existing.add(deliveryIdOf(row.id));
-    }
-  }
-  if (existing.size < keys.length) recorded = recorded.filter((item) => existing.has(item.attempt.delivery_id));
-  if (recorded.length === 0) return;
-  // Only retried deliveries have an earlier attempt to keep: most commits insert nothing here.
-  const previous = recorded.flatMap((item) => (item.previous ? [item.previous] : []));
-  for (let i = 0; i < previous.length; i += 500) {
-    await trx
-      .insertInto('webhook_attempts')
-      .values(previous.slice(i, i + 500).map((attempt) => ({ ...attempt, delivery_id: storedDeliveryId(trx, attempt.delivery_id) as string })))
-      .execute();
-  }
+  if (attempts.length === 0) return;
   if (dialect === 'sqlite') {
-    for (const { attempt, update } of recorded) {
-      await trx
-        .updateTable('webhook_deliveries')
-        .set({
-          status: update.status,
-          url: update.url,
-          attempt_count: attempt.attempt,
-          due_at: update.dueAt,
-          lease_expires_at: null,
-          updated_at: update.now,
-          last_attempt_at: attempt.at,
-          last_status_code: attempt.status_code,
-          last_duration_ms: attempt.duration_ms,
-          last_error: attempt.error,
-          last_response_body: attempt.response_body,
-        })
-        .where('project_id', '=', update.projectId)
-        .where('id', '=', storedDeliveryId(trx, attempt.delivery_id) as string)
-        .execute();
-    }
+    await recordOnSqlite(trx, attempts);
     return;
   }
+  // The deliveries that remain are locked here, in key order (as the erasure locks them: one
+  // project's, in id order), so none can vanish before the attempts below reference it — an
+  // erasure committed meanwhile is waited for, and what it erased is not found.
+  const existing = new Set<string>();
+  const idsByProject = new Map(
+    [...Map.groupBy(attempts, (item) => item.update.projectId)].map(([projectId, items]) => [projectId, [...new Set(items.map((item) => item.attempt.delivery_id))]]),
+  );
+  const keys = [...idsByProject.keys()].sort().flatMap((projectId) => idsByProject.get(projectId)!.sort().map((id) => [projectId, id] as const));
+  // One statement for the lot (a round trip per project would make every commit wait).
+  for (let i = 0; i < keys.length; i += 500) {
+    const chunk = keys.slice(i, i + 500);
+    const rows = await sql<{ id: string }>`
+      select id from webhook_deliveries
+      where (project_id, id) in (select * from unnest(${chunk.map(([projectId]) => projectId)}::text[], ${chunk.map(([, id]) => id)}::text[]))
+      order by project_id, id
+      for no key update`.execute(trx);
+    for (const row of rows.rows) existing.add(row.id);
+  }
+  const recorded = existing.size < keys.length ? attempts.filter((item) => existing.has(item.attempt.delivery_id)) : attempts;
+  if (recorded.length === 0) return;
+  await insertEarlierAttempts(trx, recorded);
   // In key order, so that two recorders never wait for each other in a cycle.
   const keyOf = (item: RecordedAttempt) => `${item.update.projectId}\u0000${item.attempt.delivery_id}`;
   const rows = [...recorded].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
@@ -257,6 +223,40 @@ export async function recordWebhookAttempts(
       ${column((item) => item.attempt.response_body)}::text[]
     ) as v(project_id, id, status, url, attempt_count, due_at, updated_at, at, status_code, duration_ms, error, response_body)
     where webhook_deliveries.project_id = v.project_id and webhook_deliveries.id = v.id`.execute(trx);
+}
+
+const RECORD_ATTEMPT_SQLITE = statement(`update webhook_deliveries set status = ?, url = ?, attempt_count = ?,
+  due_at = ?, lease_expires_at = null, updated_at = ?, last_attempt_at = ?, last_status_code = ?,
+  last_duration_ms = ?, last_error = ?, last_response_body = ? where project_id = ? and id = ?`);
+
+/**
+ * SQLite: a statement per attempt, by key, whose count of changed rows says whether the delivery
+ * still exists (the writer is this connection's alone: nothing vanishes meanwhile), then the
+ * earlier attempts of those that do — no read of the deliveries first, which cost a statement per
+ * project per commit.
+ */
+async function recordOnSqlite(trx: Db, attempts: readonly RecordedAttempt[]): Promise<void> {
+  const recorded: RecordedAttempt[] = [];
+  for (const item of attempts) {
+    const { attempt, update } = item;
+    const result = await RECORD_ATTEMPT_SQLITE.execute(trx, [
+      update.status, update.url, attempt.attempt, update.dueAt, update.now, attempt.at, attempt.status_code,
+      attempt.duration_ms, attempt.error, attempt.response_body, update.projectId, storedDeliveryId(trx, attempt.delivery_id),
+    ]);
+    if (Number(result.numAffectedRows ?? 0) > 0) recorded.push(item);
+  }
+  await insertEarlierAttempts(trx, recorded);
+}
+
+/** The attempts the recorded deliveries held until now (only retried ones have one), into webhook_attempts. */
+async function insertEarlierAttempts(trx: Db, recorded: readonly RecordedAttempt[]): Promise<void> {
+  const previous = recorded.flatMap((item) => (item.previous ? [item.previous] : []));
+  for (let i = 0; i < previous.length; i += 500) {
+    await trx
+      .insertInto('webhook_attempts')
+      .values(previous.slice(i, i + 500).map((attempt) => ({ ...attempt, delivery_id: storedDeliveryId(trx, attempt.delivery_id) as string })))
+      .execute();
+  }
 }
 
 /** The origin (scheme://host:port) a URL is sent to: the unit of receiver limits and circuits. */
