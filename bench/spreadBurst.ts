@@ -7,13 +7,15 @@
 //          seconds (so no retention purges them). The senders (keys) go beside the file, FILE.senders.json.
 //   burst: for each run and each svc checkout in turn (interleaved A/B): a copy of the seeded file,
 //          the projects' callback URLs pointed at ten fresh receivers, svc (`serve --role all`, the
-//          scale scenario's settings) started on it, a warm-up of `--warmup` sends, then the burst:
+//          scale scenario's settings) started on it, a warm-up of `--warmup` sends (by default one per
+//          project, at least 300: the scenario's svc has served every project in its growth step before
+//          its burst, so its per-project caches — keys, send contexts, opened secrets — are warm), then the burst:
 //          `--burst` sends, one project after another, 64 in flight, until 3 × burst webhooks arrived.
 //          Per burst: webhooks/s (first send to last webhook, as the scenario), and svc's CPU ms and
 //          I/O (/proc/PID/io) over the burst, per message; the load average.
 //
 //   node bench/spreadBurst.ts seed --out /tmp/x.db --messages 300000 --projects 3000 [--svc-dir DIR] [--span-s 3600]
-//   node bench/spreadBurst.ts burst --db /tmp/x.db [--db /tmp/y.db] --svc main=DIR --svc branch=DIR [--runs 3] [--burst 3000] [--warmup 300]
+//   node bench/spreadBurst.ts burst --db /tmp/x.db [--db /tmp/y.db] --svc main=DIR --svc branch=DIR [--runs 3] [--burst 3000] [--warmup N]
 //     (BENCH_SVC_NODE_OPTIONS applies to every svc, e.g. --cpu-prof)
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -42,7 +44,7 @@ const { values, positionals } = parseArgs({
     svc: { type: 'string', multiple: true },
     runs: { type: 'string', default: '3' },
     burst: { type: 'string', default: '3000' },
-    warmup: { type: 'string', default: '300' },
+    warmup: { type: 'string' },
     'limit-s': { type: 'string', default: '600' },
     /** Load bench/walFrames.ts into svc: WAL frames by transaction and statement time, over the burst. */
     trace: { type: 'boolean', default: false },
@@ -187,7 +189,7 @@ async function burstOnce(name: string, svcDir: string, run: number, db: string, 
       return { delivered: seen - before, seconds: (last - from) / 1000, acceptS };
     };
     try {
-      const warmup = Number(values.warmup);
+      const warmup = values.warmup === undefined ? Math.max(300, senders.length) : Number(values.warmup);
       if (warmup > 0) await sendAndSettle(warmup, senders.length - (warmup % senders.length));
       const traced = values.trace ? await traceSnapshot(pid, folder) : undefined;
       const load0 = loadavg()[0]!;
