@@ -238,8 +238,9 @@ for (const kind of databaseKinds()) {
         created_at: i % 11 === 0 ? T - i : T + Math.floor(i / 3),
         updated_at: T + 10_000 + i,
       }));
+      // 1,111 retried deliveries: more than the migration's page of 1,000 attempted ids.
       const attempts = rows
-        .filter((_, i) => i % 4 === 0)
+        .filter((_, i) => i % 10 !== 9)
         .map((row, n) => ({ id: `att_01jdtest${n.toString(16).padStart(18, '0')}`, delivery_id: row.id, attempt: 1, at: T + n, url: URL, status_code: 500, duration_ms: 1, error: 'HTTP 500', response_body: 'no' }));
       const testDb = await createTestDatabase(kind);
       const database = openDatabase(testDb.url, { poolSize: 2 });

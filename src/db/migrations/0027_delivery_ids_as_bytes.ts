@@ -63,12 +63,28 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         .execute();
       after = page.at(-1)!;
     }
-    const attempted = await tables.selectFrom('webhook_attempts').select('delivery_id').distinct().execute();
-    for (const { delivery_id: id } of attempted) {
-      const stored = storedDeliveryId(tables, id);
-      if (stored !== id) {
-        await tables.updateTable('webhook_attempts').set({ delivery_id: stored as string }).where('delivery_id', '=', id).execute();
+    // The attempted deliveries' ids a page at a time (by webhook_attempts_by_delivery), not all at
+    // once: a large file's distinct ids would take memory in proportion to it. Only text ids are
+    // read (those made bytes sort after every text); a non-canonical one stays text, and the next
+    // page starts after it.
+    for (let after = ''; ; ) {
+      const page = await tables
+        .selectFrom('webhook_attempts')
+        .select('delivery_id')
+        .distinct()
+        .where(sql<boolean>`typeof(delivery_id) = 'text'`)
+        .where('delivery_id', '>', after)
+        .orderBy('delivery_id')
+        .limit(1000)
+        .execute();
+      if (page.length === 0) break;
+      for (const { delivery_id: id } of page) {
+        const stored = storedDeliveryId(tables, id);
+        if (stored !== id) {
+          await tables.updateTable('webhook_attempts').set({ delivery_id: stored as string }).where('delivery_id', '=', id).execute();
+        }
       }
+      after = page.at(-1)!.delivery_id;
     }
     await sql`drop table webhook_deliveries`.execute(db);
     await sql`alter table webhook_deliveries_bytes rename to webhook_deliveries`.execute(db);
