@@ -221,6 +221,18 @@ for (const kind of databaseKinds()) {
       await database.db.deleteFrom('messages').where('project_id', '=', busy).execute();
     });
 
+    it('projects left out of a claim for lack of room are claimed at once when the room dealt went unused', async () => {
+      // Each project is dealt up to its lane's target (5) but holds 2: a claim of room 10 deals it to
+      // 2 projects and takes 4 messages. The 28 others must not wait for the poll (10 minutes here).
+      const provider = new ScriptedProvider();
+      const ids: string[] = [];
+      for (let n = 0; n < 30; n++) ids.push(...(await queue(await project(String(5_100_000 + n)), 2)));
+      const dispatcher = startDispatcher(provider, { maxWaiting: 10, claimLimit: 5, pollMs: 600_000 });
+      for (const id of ids) await until(`message ${id} SENT`, async () => (await statusOf(id)) === 'SENT');
+      assert.equal(provider.calls.length, ids.length, 'each sent once');
+      await dispatcher.stop();
+    });
+
     it('keeps to its in-flight limit however many numbers have messages waiting', async () => {
       const provider = new GatedProvider();
       const ids: string[] = [];
