@@ -2,7 +2,8 @@ import { createRequire } from 'node:module';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { Tables } from './tables.ts';
-import { openSqlite } from './sqlite.ts';
+import { openSqlite, WAL_AUTOCHECKPOINT_PAGES, WRITER_CACHE_KIB } from './sqlite.ts';
+import { type CheckpointerOptions, SqliteCheckpointer } from './sqliteCheckpointer.ts';
 import { storableParameters } from './storableText.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -19,6 +20,8 @@ export interface Database {
   readonly dialect: DialectName;
   /** The SQLite file path, or undefined for PostgreSQL. */
   readonly sqlitePath: string | undefined;
+  /** SQLite (a file): the thread that checkpoints its WAL off the event loop; otherwise undefined. */
+  readonly checkpointer: SqliteCheckpointer | undefined;
   /** The PostgreSQL pool, for LISTEN/NOTIFY; undefined for SQLite. */
   readonly pool: pg.Pool | undefined;
   /**
@@ -68,24 +71,42 @@ export function sqlitePathOf(url: string): string | undefined {
   return url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
 }
 
-export function openDatabase(url: string, options: { poolSize: number }): Database {
+export function openDatabase(url: string, options: { poolSize: number; checkpoints?: CheckpointerOptions }): Database {
   const sqlitePath = sqlitePathOf(url);
   if (sqlitePath !== undefined) {
     const writer = openSqlite(sqlitePath);
+    // Only the writer keeps pages between transactions: a reader's cache is dropped whenever
+    // another connection has written.
+    writer.raw.exec(`PRAGMA cache_size = -${WRITER_CACHE_KIB}`);
     const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: writer }) });
     const reader =
       sqlitePath === ':memory:'
         ? db
         : new Kysely<Tables>({ dialect: new SqliteDialect({ database: openSqlite(sqlitePath) }) });
+    // Checkpoints of the file run in a thread of their own, not at the writer's commits (issues 19, 24).
+    let checkpointer: SqliteCheckpointer | undefined;
+    if (sqlitePath !== ':memory:') {
+      checkpointer = new SqliteCheckpointer(
+        sqlitePath,
+        () => {
+          if (writer.raw.isOpen) writer.raw.exec(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+        },
+        options.checkpoints,
+      );
+      writer.raw.exec(`PRAGMA wal_autocheckpoint = ${checkpointer.writerBackstopFrames}`);
+      writer.checkpointElsewhere = () => checkpointer!.checkpointSoon();
+    }
     return {
       db,
       reader,
       dialect: 'sqlite',
       sqlitePath,
+      checkpointer,
       pool: undefined,
       // Holding the connection (Kysely's lock) for the whole work: nothing else commits meanwhile.
       withoutSync: (work) => db.connection().execute((connection) => writer.withoutSync(() => work(connection))),
       close: async () => {
+        await checkpointer?.close();
         if (reader !== db) await reader.destroy();
         await db.destroy();
       },
@@ -112,6 +133,7 @@ export function openDatabase(url: string, options: { poolSize: number }): Databa
     reader: db,
     dialect: 'postgres',
     sqlitePath: undefined,
+    checkpointer: undefined,
     pool,
     withoutSync: (work) => work(db),
     close: () => db.destroy(),

@@ -22,8 +22,9 @@ function sqliteParameters(parameters: ReadonlyArray<unknown>): Parameter[] {
 const STATEMENT_CACHE_SIZE = 500;
 
 /**
- * SQLite's automatic checkpoint runs inside the commit that takes the WAL past this many pages
- * (its default is 1,000: 4 MB). Each checkpoint syncs the WAL and the database file and copies
+ * A checkpoint runs once the WAL holds this many pages not yet copied (SQLite's default is 1,000:
+ * 4 MB): in the checkpoint thread of a file (sqliteCheckpointer.ts), otherwise inside the commit
+ * that takes the WAL past it (SQLite's automatic checkpoint). Each checkpoint syncs the WAL and the database file and copies
  * every distinct page the WAL holds; the same pages rewritten by many commits (a message's
  * index pages at accept, SENT, DELIVERED, READ and its webhooks) are copied once per
  * checkpoint. At 10,000 pages (40 MB of WAL) the spread burst (bench/spreadBurst.ts) at 300,000
@@ -32,6 +33,15 @@ const STATEMENT_CACHE_SIZE = 500;
  * hspread2"); a single checkpoint was not longer at those loads (its two syncs are most of it).
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
+
+/**
+ * The writer's page cache, in KiB (SQLite's default is 2 MiB). Beside thousands of projects each
+ * status change writes the newest leaf of its project in every per-project index; with 2 MiB
+ * nearly each of those pages was read again from the file (about 120 reads a message at 1,000,000
+ * messages over 3,000 projects, 40 with this cache; bench/README, "Webhooks at 1,000,000 messages on
+ * SQLite"). The cache fills only as far as the pages used: a small file costs what it holds.
+ */
+export const WRITER_CACHE_KIB = 256 * 1024;
 
 /** How long a commit made without syncing may stay unsynced when no synced commit follows. */
 const SYNC_WITHIN_MS = 1000;
@@ -50,6 +60,11 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   /** When the first commit not synced since the last synced one was made; undefined: none. */
   #unsyncedSince: number | undefined;
   #syncTimer: NodeJS.Timeout | undefined;
+  /**
+   * Set when a thread checkpoints this file (SqliteCheckpointer): asks it for a checkpoint now and
+   * says whether it took the job; otherwise the sync below checkpoints on this thread.
+   */
+  checkpointElsewhere: (() => boolean) | undefined;
 
   constructor(raw: DatabaseSync) {
     this.raw = raw;
@@ -119,7 +134,8 @@ export class NodeSqliteDatabase implements SqliteDatabase {
       this.#syncTimer = setTimeout(() => this.#sync(), Math.max(wait, 10)).unref();
       return;
     }
-    this.raw.exec('PRAGMA wal_checkpoint(PASSIVE)');
+    // A checkpoint syncs the WAL before copying it: every commit made before it starts is synced.
+    if (this.checkpointElsewhere?.() !== true) this.raw.exec('PRAGMA wal_checkpoint(PASSIVE)');
     this.#unsyncedSince = undefined;
   }
 }

@@ -1,0 +1,214 @@
+import { statSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { WAL_AUTOCHECKPOINT_PAGES } from './sqlite.ts';
+
+/**
+ * The thread: its own connection, which copies the WAL into the database file (synchronous =
+ * FULL: the WAL is synced before the copy, the file after it, and SQLite counts frames as copied
+ * only then). It checkpoints every intervalMs while the WAL file changes, asking nothing of the
+ * main thread. It never opens a file of the database itself: POSIX drops every lock a process
+ * holds on a file when the process closes any descriptor of it, and a lost lock on the -shm
+ * lets another process's last connection truncate it under this one's mapping (SIGBUS).
+ */
+const THREAD = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { statSync } = require('node:fs');
+const { DatabaseSync } = require('node:sqlite');
+const { path, intervalMs } = workerData;
+const db = new DatabaseSync(path, { timeout: 5000 });
+db.exec('PRAGMA synchronous = FULL');
+db.exec('PRAGMA wal_autocheckpoint = 0');
+const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+let seen = '';
+function checkpoint() {
+  try {
+    const { busy, log, checkpointed } = passive.get();
+    parentPort.postMessage({ kind: 'checkpointed', busy, log, checkpointed });
+  } catch (error) {
+    parentPort.postMessage({ kind: 'failed', error: String((error && error.message) || error) });
+  }
+}
+const timer = setInterval(() => {
+  let wal;
+  try {
+    const stat = statSync(path + '-wal');
+    wal = stat.size + ':' + stat.mtimeMs;
+  } catch {
+    return;
+  }
+  if (wal === seen) return;
+  seen = wal;
+  checkpoint();
+}, intervalMs);
+parentPort.on('message', (message) => {
+  if (message === 'now') checkpoint();
+  else if (message === 'close') {
+    clearInterval(timer);
+    db.close();
+    parentPort.close();
+  }
+});
+`;
+
+export interface CheckpointerOptions {
+  /** The WAL file's length that starts the thread. */
+  checkpointAtFrames?: number;
+  /** How often the thread checkpoints while the WAL changes. */
+  intervalMs?: number;
+  /** How often the main thread looks at the WAL file's size before the thread is started. */
+  watchMs?: number;
+  /** The writer's own auto-checkpoint beside the thread (WRITER_BACKSTOP_FRAMES). */
+  writerBackstopFrames?: number;
+}
+
+/** What the checkpointer has done: for tests and metrics, read from the thread's reports. */
+export interface CheckpointerState {
+  started: boolean;
+  passive: number;
+  /** Frames in the WAL and copied, at the last checkpoint. */
+  lastLog: number;
+  lastCheckpointed: number;
+  largestLog: number;
+  failures: number;
+  /** The thread died: the writer checkpoints itself again (SQLite's auto-checkpoint). */
+  fellBack: boolean;
+}
+
+/**
+ * Once a second while the WAL changes: what SQLite's auto-checkpoint every WAL_AUTOCHECKPOINT_PAGES
+ * copied at about 10,000 pages a second, the rate of a busy service; the same second within which
+ * commits made without a sync are synced (sqlite.ts).
+ */
+const CHECKPOINT_INTERVAL_MS = 1000;
+
+/** A 4 KiB page and its 24-byte header. */
+const FRAME_BYTES = 4096 + 24;
+
+/**
+ * The writer's own auto-checkpoint while the thread runs: past this many frames in the WAL, each
+ * commit copies what the thread has not yet copied (little: at most a second's worth), so the copy ends with every frame copied and the next commit
+ * starts the WAL over. A passive checkpoint beside constant writes seldom ends so (new frames
+ * come while it copies), and nothing else restarts the WAL: this bounds it, without the writer
+ * ever waiting on the thread (a checkpoint that finds another under way gives up at once).
+ */
+export const WRITER_BACKSTOP_FRAMES = 4 * WAL_AUTOCHECKPOINT_PAGES;
+
+/**
+ * WAL checkpoints in a worker thread, so most of the copying of the WAL into the database file and
+ * its syncs happen off the event loop (issues 19 and 24): the thread, with its own connection,
+ * runs a passive checkpoint every second while the WAL changes, and the writer's own
+ * auto-checkpoint is a backstop far beyond (WRITER_BACKSTOP_FRAMES, set by openDatabase).
+ *
+ * The thread starts only once the WAL file has passed checkpointAtFrames frames (a test's or a
+ * quiet service's short-lived file never starts one; closing the last connection checkpoints what
+ * is left). If the thread dies, the writer's auto-checkpoint goes back to WAL_AUTOCHECKPOINT_PAGES:
+ * checkpoints run on the event loop as before, nothing is lost.
+ */
+export class SqliteCheckpointer {
+  readonly #path: string;
+  readonly #fallBack: () => void;
+  readonly #options: Required<CheckpointerOptions>;
+  readonly #state: CheckpointerState = {
+    started: false,
+    passive: 0,
+    lastLog: 0,
+    lastCheckpointed: 0,
+    largestLog: 0,
+    failures: 0,
+    fellBack: false,
+  };
+  #worker: Worker | undefined;
+  #watch: NodeJS.Timeout | undefined;
+  #closing = false;
+
+  /** `fallBack` turns the writer's own auto-checkpoint back to its size without a thread. */
+  constructor(path: string, fallBack: () => void, options: CheckpointerOptions = {}) {
+    this.#path = path;
+    this.#fallBack = fallBack;
+    this.#options = {
+      checkpointAtFrames: options.checkpointAtFrames ?? WAL_AUTOCHECKPOINT_PAGES,
+      intervalMs: options.intervalMs ?? CHECKPOINT_INTERVAL_MS,
+      watchMs: options.watchMs ?? 500,
+      writerBackstopFrames: options.writerBackstopFrames ?? WRITER_BACKSTOP_FRAMES,
+    };
+    this.#watch = setInterval(() => {
+      if (this.#walBytes() >= this.#options.checkpointAtFrames * FRAME_BYTES) this.start();
+    }, this.#options.watchMs).unref();
+  }
+
+  /** The writer's own auto-checkpoint while the thread runs (openDatabase sets it). */
+  get writerBackstopFrames(): number {
+    return this.#options.writerBackstopFrames;
+  }
+
+  get state(): Readonly<CheckpointerState> {
+    return { ...this.#state };
+  }
+
+  /** The thread, once started (tests stop it to see the fallback). */
+  get thread(): Worker | undefined {
+    return this.#worker;
+  }
+
+  /** Starts the thread now (it starts by itself once the WAL is long). */
+  start(): void {
+    clearInterval(this.#watch);
+    this.#watch = undefined;
+    if (this.#worker !== undefined || this.#closing || this.#state.fellBack) return;
+    const worker = new Worker(THREAD, {
+      eval: true,
+      workerData: { path: this.#path, intervalMs: this.#options.intervalMs },
+    });
+    worker.unref();
+    this.#worker = worker;
+    this.#state.started = true;
+    worker.on('message', (message: { kind: string; log?: number; checkpointed?: number }) => this.#heard(message));
+    worker.on('error', () => {}); // 'exit' follows
+    worker.on('exit', () => {
+      this.#worker = undefined;
+      if (this.#closing) return;
+      this.#state.fellBack = true;
+      this.#fallBack();
+    });
+  }
+
+  /**
+   * A passive checkpoint as soon as the thread can, to sync commits made without a sync (its
+   * checkpoint syncs the WAL first); false when there is no thread to make it.
+   */
+  checkpointSoon(): boolean {
+    if (this.#worker === undefined) return false;
+    this.#worker.postMessage('now');
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.#closing = true;
+    clearInterval(this.#watch);
+    const worker = this.#worker;
+    if (worker === undefined) return;
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.postMessage('close');
+    await exited;
+  }
+
+  #heard(message: { kind: string; log?: number; checkpointed?: number }): void {
+    if (message.kind === 'checkpointed') {
+      this.#state.passive++;
+      this.#state.lastLog = message.log!;
+      this.#state.lastCheckpointed = message.checkpointed!;
+      this.#state.largestLog = Math.max(this.#state.largestLog, message.log!);
+    } else if (message.kind === 'failed') {
+      // A failed checkpoint loses nothing (the WAL keeps the frames); the next poll tries again.
+      this.#state.failures++;
+    }
+  }
+
+  #walBytes(): number {
+    try {
+      return statSync(`${this.#path}-wal`).size;
+    } catch {
+      return 0;
+    }
+  }
+}
