@@ -22,10 +22,9 @@ const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 let seen = '';
 function checkpoint() {
   try {
-    const { busy, log, checkpointed } = passive.get();
-    parentPort.postMessage({ kind: 'checkpointed', busy, log, checkpointed });
-  } catch (error) {
-    parentPort.postMessage({ kind: 'failed', error: String((error && error.message) || error) });
+    parentPort.postMessage({ checkpointed: passive.get().checkpointed });
+  } catch {
+    // A failed checkpoint loses nothing (the WAL keeps the frames): the next one tries again.
   }
 }
 const timer = setInterval(() => {
@@ -65,11 +64,8 @@ export interface CheckpointerOptions {
 export interface CheckpointerState {
   started: boolean;
   passive: number;
-  /** Frames in the WAL and copied, at the last checkpoint. */
-  lastLog: number;
+  /** Frames copied by the last checkpoint. */
   lastCheckpointed: number;
-  largestLog: number;
-  failures: number;
   /** The thread died: the writer checkpoints itself again (SQLite's auto-checkpoint). */
   fellBack: boolean;
 }
@@ -111,10 +107,7 @@ export class SqliteCheckpointer {
   readonly #state: CheckpointerState = {
     started: false,
     passive: 0,
-    lastLog: 0,
     lastCheckpointed: 0,
-    largestLog: 0,
-    failures: 0,
     fellBack: false,
   };
   #worker: Worker | undefined;
@@ -162,7 +155,10 @@ export class SqliteCheckpointer {
     worker.unref();
     this.#worker = worker;
     this.#state.started = true;
-    worker.on('message', (message: { kind: string; log?: number; checkpointed?: number }) => this.#heard(message));
+    worker.on('message', (message: { checkpointed: number }) => {
+      this.#state.passive++;
+      this.#state.lastCheckpointed = message.checkpointed;
+    });
     worker.on('error', () => {}); // 'exit' follows
     worker.on('exit', () => {
       this.#worker = undefined;
@@ -190,18 +186,6 @@ export class SqliteCheckpointer {
     const exited = new Promise((resolve) => worker.once('exit', resolve));
     worker.postMessage('close');
     await exited;
-  }
-
-  #heard(message: { kind: string; log?: number; checkpointed?: number }): void {
-    if (message.kind === 'checkpointed') {
-      this.#state.passive++;
-      this.#state.lastLog = message.log!;
-      this.#state.lastCheckpointed = message.checkpointed!;
-      this.#state.largestLog = Math.max(this.#state.largestLog, message.log!);
-    } else if (message.kind === 'failed') {
-      // A failed checkpoint loses nothing (the WAL keeps the frames); the next poll tries again.
-      this.#state.failures++;
-    }
   }
 
   #walBytes(): number {
