@@ -15,21 +15,30 @@ import type { QueuedProject } from '../db/claims.ts';
 //   join it — as deficit round-robin serves a newly active flow at once;
 // - future heads: projects whose next row falls due later (scheduled sends, retries), with when.
 //
-// Each turn also sweeps one page of the database's projects with work, after where the last
-// sweep stopped, so what no notification announced (another process's release, a lease that ran
-// out, a backlog found at start) joins the back of the rotation within a few turns, and a turn
-// costs one page, however many tenants there are.
+// A turn also sweeps one page of the database's projects with work, after where the last sweep
+// stopped, so what no notification announced (another process's release, a lease that ran out, a
+// retry falling due, a backlog found at start) joins the back of the rotation within a few sweeps,
+// and a turn costs at most one page, however many tenants there are. A worker whose turns come
+// back to back (each answered webhook frees a slot) can sweep less often than it turns: with a
+// minimum gap it sweeps when the gap has passed, or at once when it knows of nothing due.
 
 export interface ProjectRotationOptions {
   /** Reads up to `limit` projects with queued rows, in project id order, after `after` ('' for the first). */
   sweep(after: string, limit: number): Promise<QueuedProject[]>;
   /** Projects read per sweep. */
   sweepPage: number;
+  /**
+   * The shortest time between two sweeps while the rotation knows of due projects (0: every turn).
+   * Work nobody announced then waits up to this long per page of projects before it is found.
+   */
+  minSweepGapMs?: number;
 }
 
 export class ProjectRotation {
   readonly #sweep: ProjectRotationOptions['sweep'];
   readonly #sweepPage: number;
+  readonly #minSweepGapMs: number;
+  #sweptAt = Number.NEGATIVE_INFINITY;
   /** Map order is the rotation order: the front is served first, a re-set moves to the back. */
   readonly #rotation = new Map<string, true>();
   /** Found by a sweep, never served yet: ahead of the rotation's served projects. */
@@ -44,6 +53,7 @@ export class ProjectRotation {
   constructor(options: ProjectRotationOptions) {
     this.#sweep = options.sweep;
     this.#sweepPage = options.sweepPage;
+    this.#minSweepGapMs = options.minSweepGapMs ?? 0;
   }
 
   /** How many projects this worker knows to have due or future work. */
@@ -71,11 +81,14 @@ export class ProjectRotation {
   }
 
   /**
-   * Sweeps one page, then returns up to `limit` projects to serve now, in order (newcomers, then
-   * the rotation), and when the earliest known future head falls due.
+   * Sweeps one page (when it is time to), then returns up to `limit` projects to serve now, in
+   * order (newcomers, then the rotation), and when the earliest known future head falls due.
    */
   async next(now: number, limit: number): Promise<{ due: string[]; nextDueAt: number | undefined }> {
-    await this.#sweepPageOnce(now);
+    if (now - this.#sweptAt >= this.#minSweepGapMs || !this.#knowsDue(now)) {
+      this.#sweptAt = now;
+      await this.#sweepPageOnce(now);
+    }
     let nextDueAt: number | undefined;
     for (const [projectId, dueAt] of this.#future) {
       if (dueAt <= now) {
@@ -104,6 +117,12 @@ export class ProjectRotation {
     this.#unserved.delete(projectId);
     this.#rotation.delete(projectId);
     if (backlogged) this.#rotation.set(projectId, true);
+  }
+
+  #knowsDue(now: number): boolean {
+    if (this.#newcomers.size > 0 || this.#unserved.size > 0 || this.#rotation.size > 0) return true;
+    for (const dueAt of this.#future.values()) if (dueAt <= now) return true;
+    return false;
   }
 
   async #sweepPageOnce(now: number): Promise<void> {

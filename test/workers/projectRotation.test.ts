@@ -93,6 +93,39 @@ describe('project rotation', () => {
     assert.deepEqual(later.due, [id(2)]);
   });
 
+  it('with a minimum gap, sweeps at most once per gap while it knows of due projects', async () => {
+    const queued = new Map<string, number>(Array.from({ length: 3_000 }, (_, n) => [id(n), 0] as const));
+    const db = database(queued);
+    const rotation = new ProjectRotation({ sweep: db.sweep, sweepPage: 500, minSweepGapMs: 200 });
+    for (const now of [1000, 1050, 1199]) {
+      const { due } = await rotation.next(now, 100);
+      assert.equal(due.length, 100);
+      for (const projectId of due) rotation.served(projectId, true);
+    }
+    assert.deepEqual(db.sweeps, [{ after: '', limit: 500 }], 'one sweep in the first 200 ms');
+    await rotation.next(1200, 100);
+    assert.deepEqual(db.sweeps.at(-1), { after: id(499), limit: 500 }, 'the next page once the gap has passed');
+    assert.equal(db.sweeps.length, 2);
+  });
+
+  it('with a minimum gap, still sweeps at once when it knows of nothing due', async () => {
+    const queued = new Map([[id(1), 0]]);
+    const db = database(queued);
+    const rotation = new ProjectRotation({ sweep: db.sweep, sweepPage: 500, minSweepGapMs: 200 });
+    assert.deepEqual((await rotation.next(1000, 10)).due, [id(1)]);
+    rotation.served(id(1), false);
+    queued.delete(id(1));
+    queued.set(id(2), 1000); // committed by another process, no notification here
+    assert.deepEqual((await rotation.next(1001, 10)).due, [id(2)], 'nothing known: the sweep runs within the gap');
+    rotation.served(id(2), true);
+    queued.set(id(3), 2000); // a retry falling due later, unannounced
+    queued.set(id(4), 1000);
+    assert.deepEqual((await rotation.next(1002, 10)).due, [id(2)], 'a due project is known: no sweep yet');
+    assert.equal(db.sweeps.length, 2);
+    assert.deepEqual((await rotation.next(1201, 10)).due, [id(4), id(2)], 'found by the sweep once the gap has passed');
+    assert.equal((await rotation.next(1202, 10)).nextDueAt, 2000, 'and the future head with it');
+  });
+
   it('does not forget a project announced while a sweep was reading', async () => {
     const rotation: ProjectRotation = new ProjectRotation({
       sweep: async () => {
