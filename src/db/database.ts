@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { type Driver, Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig } from 'kysely';
 import type pg from 'pg';
 import type { Tables } from './tables.ts';
 import { openSqlite, WAL_AUTOCHECKPOINT_PAGES, WRITER_CACHE_KIB } from './sqlite.ts';
@@ -66,6 +66,30 @@ function storableTextClient(postgres: typeof pg): typeof pg.Client {
   return StorableTextClient;
 }
 
+/**
+ * SQLite's dialect for the writer connection: once Kysely's lock on the connection is held and
+ * before the connection is used, it waits for what `beforeWrite` returns (the checkpointer's pause).
+ */
+class WriterDialect extends SqliteDialect {
+  readonly #beforeWrite: () => Promise<void> | undefined;
+
+  constructor(config: SqliteDialectConfig, beforeWrite: () => Promise<void> | undefined) {
+    super(config);
+    this.#beforeWrite = beforeWrite;
+  }
+
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    const acquire = driver.acquireConnection.bind(driver);
+    driver.acquireConnection = async () => {
+      const connection = await acquire();
+      await this.#beforeWrite();
+      return connection;
+    };
+    return driver;
+  }
+}
+
 export function sqlitePathOf(url: string): string | undefined {
   if (!url.startsWith('sqlite:')) return undefined;
   return url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
@@ -78,13 +102,13 @@ export function openDatabase(url: string, options: { poolSize: number; checkpoin
     // Only the writer keeps pages between transactions: a reader's cache is dropped whenever
     // another connection has written.
     writer.raw.exec(`PRAGMA cache_size = -${WRITER_CACHE_KIB}`);
-    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: writer }) });
+    let checkpointer: SqliteCheckpointer | undefined;
+    const db = new Kysely<Tables>({ dialect: new WriterDialect({ database: writer }, () => checkpointer?.beforeWrite()) });
     const reader =
       sqlitePath === ':memory:'
         ? db
         : new Kysely<Tables>({ dialect: new SqliteDialect({ database: openSqlite(sqlitePath) }) });
     // Checkpoints of the file run in a thread of their own, not at the writer's commits (issues 19, 24).
-    let checkpointer: SqliteCheckpointer | undefined;
     if (sqlitePath !== ':memory:') {
       checkpointer = new SqliteCheckpointer(
         sqlitePath,

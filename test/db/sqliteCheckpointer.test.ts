@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
@@ -116,6 +117,73 @@ describe('SQLite WAL checkpoints in a thread', () => {
       assert.equal(checkpointer.state.fellBack, false);
       const count = await sql<{ n: number }>`select count(*) as n from pages`.execute(database.reader);
       assert.equal(Number(count.rows[0]!.n), written);
+    });
+  });
+
+  it('pauses the writer for a checkpoint of the thread\'s when the WAL is long and not caught up, and the WAL starts over', async () => {
+    // The backstop and the thread's own schedule out of the way: only the pause can copy the whole WAL.
+    const options = { checkpointAtFrames: 50, writerBackstopFrames: 1_000_000, quietAtFrames: 300, watchMs: 10, intervalMs: 3_600_000 };
+    await withFile(options, async (database, path) => {
+      const checkpointer = database.checkpointer!;
+      checkpointer.start();
+      await writePages(database, 100);
+      // A reader on an older snapshot: the thread's checkpoint cannot copy what came after it.
+      const reader = new DatabaseSync(path);
+      try {
+        reader.exec('begin');
+        reader.prepare('select count(*) from pages').get();
+        await writePages(database, 400);
+        const reported = checkpointer.state.passive;
+        assert.equal(checkpointer.checkpointSoon(), true);
+        await until('the thread reported', () => checkpointer.state.passive > reported);
+        assert.ok(checkpointer.state.lastCheckpointed < walIndex(path).frames, JSON.stringify({ ...checkpointer.state, ...walIndex(path) }));
+      } finally {
+        reader.exec('commit');
+        reader.close();
+      }
+      assert.equal(checkpointer.state.quiet, 0);
+      const before = walIndex(path).frames;
+      assert.ok(before >= 500, `the WAL holds both writes: ${before} frames`);
+      await writePages(database, 10);
+      assert.equal(checkpointer.state.quiet, 1, 'the write waited for a checkpoint of the thread\'s');
+      const after = walIndex(path);
+      assert.ok(after.frames < 50, `the WAL started over: ${JSON.stringify(after)}`);
+      // Caught up: the next writes do not wait.
+      await writePages(database, 10);
+      assert.equal(checkpointer.state.quiet, 1);
+      const count = await sql<{ n: number }>`select count(*) as n from pages`.execute(database.reader);
+      assert.equal(Number(count.rows[0]!.n), 520);
+    });
+  });
+
+  it('does not hold the writer when the thread dies during the pause it asked for', async () => {
+    // No time limit on the pause: only the thread's exit can end it.
+    const options = { checkpointAtFrames: 50, writerBackstopFrames: 1_000_000, quietAtFrames: 100, quietLimitMs: 3_600_000, watchMs: 10, intervalMs: 3_600_000 };
+    await withFile(options, async (database, path) => {
+      const checkpointer = database.checkpointer!;
+      checkpointer.start();
+      await writePages(database, 50);
+      const reader = new DatabaseSync(path);
+      try {
+        reader.exec('begin');
+        reader.prepare('select count(*) from pages').get();
+        await writePages(database, 200);
+        const reported = checkpointer.state.passive;
+        checkpointer.checkpointSoon();
+        await until('the thread reported', () => checkpointer.state.passive > reported);
+      } finally {
+        reader.exec('commit');
+        reader.close();
+      }
+      const thread = checkpointer.thread!;
+      // The write's pause asks the thread, which is gone before it answers: the write goes on.
+      const write = writePages(database, 10);
+      await thread.terminate();
+      await write;
+      await until('the fallback', () => checkpointer.state.fellBack);
+      assert.equal(checkpointer.state.quiet, 0);
+      const count = await sql<{ n: number }>`select count(*) as n from pages`.execute(database.reader);
+      assert.equal(Number(count.rows[0]!.n), 260);
     });
   });
 
