@@ -16,6 +16,7 @@
 //
 //   node bench/spreadBurst.ts seed --out /tmp/x.db --messages 300000 --projects 3000 [--svc-dir DIR] [--span-s 3600]
 //   node bench/spreadBurst.ts burst --db /tmp/x.db [--db /tmp/y.db] --svc main=DIR --svc branch=DIR [--runs 3] [--burst 3000] [--warmup N]
+//     [--trace: WAL frames and statement times (bench/walFrames.ts)] [--stalls: event-loop stalls ≥ 50 ms (bench/loopStalls.ts)]
 //     (BENCH_SVC_NODE_OPTIONS applies to every svc, e.g. --cpu-prof)
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -48,6 +49,8 @@ const { values, positionals } = parseArgs({
     'limit-s': { type: 'string', default: '600' },
     /** Load bench/walFrames.ts into svc: WAL frames by transaction and statement time, over the burst. */
     trace: { type: 'boolean', default: false },
+    /** Load bench/loopStalls.ts into svc: its event loop's stalls (≥ 50 ms) over the burst. */
+    stalls: { type: 'boolean', default: false },
   },
 });
 
@@ -144,6 +147,15 @@ interface BurstResult {
   load: [number, number];
   /** svc's resident set after the burst, MiB. */
   rssMiB: number;
+  /** With --stalls: svc's event-loop stalls of 50 ms or more during the burst. */
+  stalls?: { count: number; ms: number; maxMs: number };
+}
+
+/** The stalls bench/loopStalls.ts recorded ("<start epoch ms> <duration ms>" lines) that began within [from, to]. */
+function stallsWithin(file: string, from: number, to: number): { count: number; ms: number; maxMs: number } {
+  const lines = existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean) : [];
+  const stalls = lines.map((line) => line.split(' ').map(Number) as [number, number]).filter(([at]) => at >= from && at <= to);
+  return { count: stalls.length, ms: stalls.reduce((sum, [, ms]) => sum + ms, 0), maxMs: Math.max(0, ...stalls.map(([, ms]) => ms)) };
 }
 
 async function burstOnce(name: string, svcDir: string, run: number, db: string, senders: Sender[], receivers: { control: string; urls: Record<string, string> }): Promise<BurstResult> {
@@ -158,11 +170,18 @@ async function burstOnce(name: string, svcDir: string, run: number, db: string, 
     raw.exec('commit');
     raw.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     raw.close();
+    const stallsFile = join(folder, 'stalls.txt');
+    const imports = [values.trace && 'walFrames.ts', values.stalls && 'loopStalls.ts'].filter(Boolean).map((file) => `--import ${join(benchDir, file as string)}`);
     const svc = await startSvc(
       svcDir,
-      { ...SVC_ENV, SVC_DATABASE_URL: `sqlite:${copy}`, ...(values.trace && { BENCH_WAL_TRACE_DIR: folder }) },
+      {
+        ...SVC_ENV,
+        SVC_DATABASE_URL: `sqlite:${copy}`,
+        ...(values.trace && { BENCH_WAL_TRACE_DIR: folder }),
+        ...(values.stalls && { BENCH_LOOP_STALLS_FILE: stallsFile }),
+      },
       'all',
-      values.trace ? { nodeOptions: `--import ${join(benchDir, 'walFrames.ts')}` } : {},
+      imports.length > 0 ? { nodeOptions: imports.join(' ') } : {},
     );
     const url = svc.url!;
     const pid = svc.child.pid;
@@ -196,12 +215,14 @@ async function burstOnce(name: string, svcDir: string, run: number, db: string, 
       const cpu0 = cpuMs(pid)!;
       const io0 = io(pid);
       const burst = Number(values.burst);
+      const burstFrom = Date.now();
       const result = await sendAndSettle(burst, 0);
       const cpu = cpuMs(pid)! - cpu0;
       const io1 = io(pid);
       if (traced) traceReport(name, traced, await traceSnapshot(pid, folder), Number(values.burst));
       const spent = Object.fromEntries(Object.keys(io1).map((key) => [key, io1[key as keyof Io] - io0[key as keyof Io]])) as unknown as Io;
-      return { name, run, perS: result.delivered / result.seconds, seconds: result.seconds, acceptS: result.acceptS, cpuMs: cpu, io: spent, load: [load0, loadavg()[0]!], rssMiB: (rssKiB(pid) ?? 0) / 1024 };
+      const stalls = values.stalls ? stallsWithin(stallsFile, burstFrom, burstFrom + result.seconds * 1000) : undefined;
+      return { name, run, perS: result.delivered / result.seconds, seconds: result.seconds, acceptS: result.acceptS, cpuMs: cpu, io: spent, load: [load0, loadavg()[0]!], rssMiB: (rssKiB(pid) ?? 0) / 1024, stalls };
     } finally {
       await svc.child.stop();
     }
@@ -283,7 +304,8 @@ async function burst(): Promise<void> {
         `${at} ${name} run ${run}: ${result.perS.toFixed(0)} webhooks/s (${result.seconds.toFixed(1)} s, sends ${result.acceptS.toFixed(1)} s); ` +
           `svc CPU ${result.cpuMs.toFixed(0)} ms (${(result.cpuMs / burstSize).toFixed(2)} ms/msg); per msg: wchar ${per(result.io.wchar)} B, ` +
           `write_bytes ${per(result.io.write_bytes)} B, syscw ${(result.io.syscw / burstSize).toFixed(1)}, syscr ${(result.io.syscr / burstSize).toFixed(1)}, ` +
-          `rchar ${per(result.io.rchar)} B; RSS ${result.rssMiB.toFixed(0)} MiB; load ${result.load[0].toFixed(1)}→${result.load[1].toFixed(1)}`,
+          `rchar ${per(result.io.rchar)} B; RSS ${result.rssMiB.toFixed(0)} MiB; load ${result.load[0].toFixed(1)}→${result.load[1].toFixed(1)}` +
+          (result.stalls ? `; loop stalls ≥ 50 ms: ${result.stalls.count}, ${result.stalls.ms} ms in all, longest ${result.stalls.maxMs} ms` : ''),
       );
     }
   }
