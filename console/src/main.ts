@@ -73,14 +73,18 @@ function navigate(href: string, options: { replace?: boolean } = {}): void {
   void route(true);
 }
 
-function announcer(): (text: string) => void {
-  const region = document.getElementById('announcer')!;
-  let timer: number | undefined;
-  return (text) => {
-    region.textContent = text;
-    clearTimeout(timer);
-    timer = window.setTimeout(() => (region.textContent = ''), 6000);
-  };
+/**
+ * The toast's one timer, shared by every page: a page's own timer would let the page before it
+ * clear a newer page's announcement early.
+ */
+let announceTimer: number | undefined;
+
+function announce(text: string): void {
+  const region = document.getElementById('announcer');
+  if (!region) return;
+  region.textContent = text;
+  clearTimeout(announceTimer);
+  announceTimer = window.setTimeout(() => (region.textContent = ''), 6000);
 }
 
 function renderShell(): void {
@@ -177,7 +181,7 @@ async function route(moved: boolean): Promise<void> {
       };
       polls.push(window.setTimeout(tick, ms));
     },
-    announce: announcer(),
+    announce,
     signOut,
   };
   await page.render(ctx);

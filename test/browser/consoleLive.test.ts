@@ -424,6 +424,47 @@ describe('the console to live in (Chromium)', { skip: missing }, () => {
     await page.setViewportSize({ width: 1280, height: 800 });
   });
 
+  it('keeps an announcement its six seconds, whatever the page before announced (a paused clock)', async () => {
+    // A context of its own: no open tab lends it the key, so it signs in as a first visit does.
+    const own = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const tab = await own.newPage();
+    tab.setDefaultTimeout(WAIT_MS);
+    tab.on('pageerror', (error) => pageErrors.push(error.message));
+    const toast = tab.locator('#announcer');
+    const saveCallback = async () => {
+      await tab.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Provider', exact: true }).click();
+      await tab.getByRole('button', { name: 'Save URL' }).click();
+      await toast.getByText('Callback URL saved.').waitFor();
+    };
+    try {
+      await step('Provider', 'the toast of the page shown, not cleared by the timer of the page before', async () => {
+        // The Provider page's callback form needs saved credentials.
+        assert.equal((await api('PUT', '/v1/projects/me/provider-credentials', { providerPhoneNumberId: '1065550001', providerAccessToken: 'EAAG-live' })).status, 200);
+        assert.equal((await api('PUT', '/v1/projects/me/provider-credentials', { callbackUrl: receiver.url })).status, 200);
+        await tab.goto(`${server.url}/console`);
+        await tab.getByLabel('API key').fill(key);
+        await tab.getByRole('button', { name: 'Sign in', exact: true }).click();
+        await tab.getByRole('heading', { name: 'Messages', level: 1 }).waitFor();
+        // From here the page's timers fire only when the test moves its clock.
+        await tab.clock.install();
+        await tab.clock.pauseAt(Date.now() + 60_000);
+        await saveCallback();
+        await tab.clock.runFor(4000);
+        // Another page, then the Provider page again: a new render of it announces again.
+        await tab.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Messages', exact: true }).click();
+        await tab.getByRole('heading', { name: 'Messages', level: 1 }).waitFor();
+        await saveCallback();
+        // Six seconds after the first announcement, four after the second: the second is still shown.
+        await tab.clock.runFor(3000);
+        assert.equal((await toast.textContent())?.trim(), 'Callback URL saved.');
+        await tab.clock.runFor(4000);
+        assert.equal((await toast.textContent())?.trim(), '');
+      });
+    } finally {
+      await own.close();
+    }
+  });
+
   it('threw no error in the pages', () => {
     assert.deepEqual(pageErrors, []);
   });
