@@ -138,7 +138,7 @@ export class SqliteCheckpointer {
   #worker: Worker | undefined;
   #watch: NodeJS.Timeout | undefined;
   #closing = false;
-  /** The thread's last report found the WAL long and not caught up: the writer should pause. */
+  /** The thread's last checkpoint began with QUIET_AT_FRAMES or more in the WAL: the writer should pause. */
   #quietWanted = false;
   /** Ends the writer's pause: the thread's answer, its exit, or QUIET_LIMIT_MS. */
   #endQuiet: (() => void) | undefined;

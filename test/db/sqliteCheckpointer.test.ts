@@ -60,6 +60,26 @@ async function writePages(database: Database, rows: number): Promise<void> {
   });
 }
 
+/**
+ * Writes `rows` pages while a reader holds an older snapshot, then has the thread checkpoint and
+ * report: it cannot copy what came after that snapshot, so the WAL is left long and not all copied.
+ */
+async function writeBehindOldReader(database: Database, path: string, rows: number): Promise<void> {
+  const checkpointer = database.checkpointer!;
+  const reader = new DatabaseSync(path);
+  try {
+    reader.exec('begin');
+    reader.prepare('select count(*) from pages').get();
+    await writePages(database, rows);
+    const reported = checkpointer.state.passive;
+    assert.equal(checkpointer.checkpointSoon(), true);
+    await until('the thread reported', () => checkpointer.state.passive > reported);
+  } finally {
+    reader.exec('commit');
+    reader.close();
+  }
+}
+
 /** The byte of the -shm that SQLite's unix VFS locks while a process has the file open ((22 + 8) * 4 + 8). */
 const SHM_DMS_BYTE = 128;
 
@@ -127,20 +147,8 @@ describe('SQLite WAL checkpoints in a thread', () => {
       const checkpointer = database.checkpointer!;
       checkpointer.start();
       await writePages(database, 100);
-      // A reader on an older snapshot: the thread's checkpoint cannot copy what came after it.
-      const reader = new DatabaseSync(path);
-      try {
-        reader.exec('begin');
-        reader.prepare('select count(*) from pages').get();
-        await writePages(database, 400);
-        const reported = checkpointer.state.passive;
-        assert.equal(checkpointer.checkpointSoon(), true);
-        await until('the thread reported', () => checkpointer.state.passive > reported);
-        assert.ok(checkpointer.state.lastCheckpointed < walIndex(path).frames, JSON.stringify({ ...checkpointer.state, ...walIndex(path) }));
-      } finally {
-        reader.exec('commit');
-        reader.close();
-      }
+      await writeBehindOldReader(database, path, 400);
+      assert.ok(checkpointer.state.lastCheckpointed < walIndex(path).frames, JSON.stringify({ ...checkpointer.state, ...walIndex(path) }));
       assert.equal(checkpointer.state.quiet, 0);
       const before = walIndex(path).frames;
       assert.ok(before >= 500, `the WAL holds both writes: ${before} frames`);
@@ -163,18 +171,7 @@ describe('SQLite WAL checkpoints in a thread', () => {
       const checkpointer = database.checkpointer!;
       checkpointer.start();
       await writePages(database, 50);
-      const reader = new DatabaseSync(path);
-      try {
-        reader.exec('begin');
-        reader.prepare('select count(*) from pages').get();
-        await writePages(database, 200);
-        const reported = checkpointer.state.passive;
-        checkpointer.checkpointSoon();
-        await until('the thread reported', () => checkpointer.state.passive > reported);
-      } finally {
-        reader.exec('commit');
-        reader.close();
-      }
+      await writeBehindOldReader(database, path, 200);
       const thread = checkpointer.thread!;
       // The write's pause asks the thread, which is gone before it answers: the write goes on.
       const write = writePages(database, 10);
