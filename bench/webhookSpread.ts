@@ -91,13 +91,14 @@ async function run(projects: number): Promise<{ perS: number; received: number; 
       ),
     );
     const expected = queued * EVENTS_PER_MESSAGE;
+    // Counted before any worker starts: a worker delivers while the next one starts.
+    const baseline = await receivedTotal(control);
     if (workers > 1) {
       for (let i = 0; i < workers; i++) svcs.push(await startSvc(svcDir, env, 'worker'));
     } else {
       await api.child.stop();
       svcs.push(await startSvc(svcDir, env, 'all'));
     }
-    const baseline = await receivedTotal(control);
     await waitUntil(async () => (await receivedTotal(control)) - baseline >= expected, Number(values['limit-s']) * 1000, 500);
     const got = (await arrivals()).slice(already);
     const ids = new Set(got.map((record) => record[2]));
