@@ -7,7 +7,7 @@
 // the load generators (autocannon, the senders' fetches) and the receivers run in other processes.
 import { join } from 'node:path';
 import { sizes } from '../bytesPerMessage.ts';
-import { countWhere, type DatabaseKind, freshDatabase } from '../databases.ts';
+import { type BenchDatabase, countWhere, type DatabaseKind, freshDatabase } from '../databases.ts';
 import type { LoadResult } from '../load.ts';
 import { spawnNode, sleep, waitUntil } from '../processes.ts';
 import { measurePurgeUnderLoad } from '../purgeUnderLoad.ts';
@@ -241,6 +241,9 @@ function scaleTarget(kind: DatabaseKind, options: ScaleOptions): Target {
           const all = await sizes(database);
           figures.bytesPerMessage = [...all.values()].reduce((sum, bytes) => sum + bytes, 0) / sent;
 
+          // What PostgreSQL's autovacuum does while the reads are measured (a step's updates leave
+          // millions of dead rows just before): recorded beside the figures, not waited out.
+          const vacuumed = watchAutovacuum(database);
           const list = await getLoad(context, `${url}/v1/messages?limit=50`, quiet.key, context.quick ? 2 : 5);
           figures.listReqPerS = list.ok2xx / list.durationS;
           figures.listP50 = list.latencyP50;
@@ -253,6 +256,11 @@ function scaleTarget(kind: DatabaseKind, options: ScaleOptions): Target {
           figures.deliveriesEventMs = await medianMs(READ_SAMPLES, () => get('/v1/webhook-deliveries?event=message.read', big.key));
           const since = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
           figures.deliveriesSinceMs = await medianMs(READ_SAMPLES, () => get(`/v1/webhook-deliveries?since=${since}`, big.key));
+          const vacuuming = await vacuumed();
+          if (vacuuming.length > 0) {
+            notes.push(`size ${size.messages}: autovacuum ran during the reads: ${vacuuming.join('; ')}`);
+            context.log(`  ${kind} size ${size.messages}: autovacuum during the reads: ${vacuuming.join('; ')}`);
+          }
 
           // Bursts of webhooks spread over every project (the same bursts at every size), one after
           // another; the figure is their median, as one burst of a few seconds swings with the machine.
@@ -293,6 +301,27 @@ function scaleTarget(kind: DatabaseKind, options: ScaleOptions): Target {
         await database.close();
       }
     },
+  };
+}
+
+/**
+ * PostgreSQL: samples the autovacuum workers every 250 ms until the returned function is called,
+ * which answers what they worked on ("VACUUM schema.table", …; empty on SQLite or when none ran).
+ */
+function watchAutovacuum(database: BenchDatabase): () => Promise<string[]> {
+  const seen = new Set<string>();
+  let stopped = database.kind !== 'postgres';
+  const sampling = (async () => {
+    while (!stopped) {
+      const rows = await database.query<{ query: string }>("select query from pg_stat_activity where backend_type = 'autovacuum worker'");
+      for (const row of rows) if (row.query) seen.add(row.query.replace(/^autovacuum:\s*/, ''));
+      await sleep(250);
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await sampling;
+    return [...seen];
   };
 }
 
