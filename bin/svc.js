@@ -5,12 +5,15 @@
 // Plain JavaScript that any Node can parse, so that an old one gets this far.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import module from 'node:module';
 import { constants } from 'node:os';
 import { clearInterval, setInterval } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major > 24 || (major === 24 && minor >= 15)) {
+  // Compiled modules kept on disk for the next start (see src/main.ts), main.ts's own imports included.
+  module.enableCompileCache();
   await import('../src/main.ts');
 } else {
   const pinned = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { enableCompileCache } from 'node:module';
 import { Command, Option } from 'commander';
 import type { Role } from './config.ts';
 import { registerClientCommands } from './cli/index.ts';
@@ -6,6 +7,13 @@ import { stopWithParent } from './cli/parentWatch.ts';
 
 // The service's own commands (serve, migrate, projects disable|enable) load the service's
 // modules when they run, so the client commands (src/cli) start without them.
+
+// Node keeps what it compiled of each module (the TypeScript stripped, the bytecode) on disk
+// (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it
+// off), so the next start compiles only what changed (a third of the CPU to load the service,
+// two thirds of a CLI command's). It covers
+// what loads from here on, the service's modules included; bin/svc.js turns it on before this file.
+enableCompileCache();
 
 async function fail(error: unknown): Promise<never> {
   console.error(`svc: ${await startupErrorLine(error)}`);
