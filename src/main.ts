@@ -11,8 +11,8 @@ import { stopWithParent } from './cli/parentWatch.ts';
 // Node keeps what it compiled of each module (the TypeScript stripped, the bytecode) on disk
 // (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it
 // off), so the next start compiles only what changed (a third of the CPU to load the service,
-// two thirds of a CLI command's). It covers
-// what loads from here on, the service's modules included; bin/svc.js turns it on before this file.
+// two thirds of a CLI command's). It covers what loads from here on, the service's modules
+// included; bin/svc.js turns it on before this file.
 enableCompileCache();
 
 async function fail(error: unknown): Promise<never> {
