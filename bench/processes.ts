@@ -118,6 +118,21 @@ export function cpuMs(pid: number): number | undefined {
   return ((Number(fields[12]) + Number(fields[13])) * 1000) / TICKS_PER_SECOND;
 }
 
+/** A process's I/O counters (/proc/PID/io): bytes and calls through read/write, bytes to and from storage. */
+export interface Io {
+  rchar: number;
+  wchar: number;
+  syscr: number;
+  syscw: number;
+  read_bytes: number;
+  write_bytes: number;
+}
+
+export function io(pid: number): Io {
+  const text = readFileSync(`/proc/${pid}/io`, 'utf8');
+  return Object.fromEntries(text.trim().split('\n').map((line) => [line.split(':')[0]!, Number(line.split(':')[1])])) as unknown as Io;
+}
+
 /** Resident set size in KiB. */
 export function rssKiB(pid: number): number | undefined {
   try {

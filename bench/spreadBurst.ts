@@ -24,7 +24,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cpuMs, rssKiB, spawnNode, stopAll, waitUntil } from './processes.ts';
+import { cpuMs, io, type Io, rssKiB, spawnNode, stopAll, waitUntil } from './processes.ts';
 import { receivedTotal } from './receiverCounts.ts';
 import { call, createSender, messageBody, type Sender, startSvc } from './svc.ts';
 
@@ -120,20 +120,6 @@ async function seed(): Promise<void> {
   console.log(
     `seeded ${out}: ${projects} projects through the API in ${projectsS.toFixed(0)} s, ${messages} messages in bulk in ${((Date.now() - seedFrom) / 1000).toFixed(0)} s`,
   );
-}
-
-interface Io {
-  rchar: number;
-  wchar: number;
-  syscr: number;
-  syscw: number;
-  read_bytes: number;
-  write_bytes: number;
-}
-
-function io(pid: number): Io {
-  const text = readFileSync(`/proc/${pid}/io`, 'utf8');
-  return Object.fromEntries(text.trim().split('\n').map((line) => [line.split(':')[0]!, Number(line.split(':')[1])])) as unknown as Io;
 }
 
 interface BurstResult {

@@ -5,11 +5,12 @@
 // 300,000 messages over 30 / 300 / 3,000 projects). At each size the figures of issue 19's table are
 // measured, and the report gives each as a ratio to the smallest size. svc is one `serve` process;
 // the load generators (autocannon, the senders' fetches) and the receivers run in other processes.
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { sizes } from '../bytesPerMessage.ts';
 import { type BenchDatabase, countWhere, type DatabaseKind, freshDatabase } from '../databases.ts';
 import type { LoadResult } from '../load.ts';
-import { spawnNode, sleep, waitUntil } from '../processes.ts';
+import { io, spawnNode, sleep, waitUntil } from '../processes.ts';
 import { measurePurgeUnderLoad } from '../purgeUnderLoad.ts';
 import { receivedTotal } from '../receiverCounts.ts';
 import type { TargetRuns } from '../report.ts';
@@ -74,6 +75,7 @@ const FIGURES: LadderFigure[] = [
   { key: 'spreadFewPerS', label: "the same bursts over the smallest size's projects only", digits: 0, kind: 'rate' },
   { key: 'spreadManyOverFew', label: 'bursts over every project ÷ over the few, paired in time (median of pairs)', digits: 2, kind: 'ratio' },
   { key: 'growthWebhooksPerS', label: 'webhooks/s while the growth step reaches READ', digits: 0, kind: 'rate' },
+  { key: 'readsWrittenMiB', label: "what svc wrote to storage while the reads above were measured (its checkpoints, on SQLite), MiB", digits: 1, kind: 'size' },
   { key: 'bytesPerMessage', label: 'bytes per READ message with 3 webhooks (whole database ÷ messages)', digits: 0, kind: 'size' },
   { key: 'purgeRatio', label: 'accept req/s while a day is purged ÷ without (day = min(size, cap))', digits: 2, kind: 'ratio' },
 ];
@@ -249,6 +251,10 @@ function scaleTarget(kind: DatabaseKind, options: ScaleOptions): Target {
           // What PostgreSQL's autovacuum does while the reads are measured (a step's updates leave
           // millions of dead rows just before): recorded beside the figures, not waited out.
           const vacuumed = watchAutovacuum(database);
+          // And what svc itself wrote meanwhile (all its threads: the SQLite checkpointer's writes
+          // of the growth's WAL land here), with the WAL's size as the reads began.
+          const writtenBefore = io(svc.child.pid).write_bytes;
+          const walMiB = database.kind === 'sqlite' && existsSync(`${database.place}-wal`) ? statSync(`${database.place}-wal`).size / 2 ** 20 : undefined;
           const list = await getLoad(context, `${url}/v1/messages?limit=50`, quiet.key, context.quick ? 2 : 5);
           figures.listReqPerS = list.ok2xx / list.durationS;
           figures.listP50 = list.latencyP50;
@@ -262,6 +268,11 @@ function scaleTarget(kind: DatabaseKind, options: ScaleOptions): Target {
           const since = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
           figures.deliveriesSinceMs = await medianMs(READ_SAMPLES, () => get(`/v1/webhook-deliveries?since=${since}`, big.key));
           const vacuuming = await vacuumed();
+          figures.readsWrittenMiB = (io(svc.child.pid).write_bytes - writtenBefore) / 2 ** 20;
+          context.log(
+            `  ${kind} size ${size.messages}: svc wrote ${figures.readsWrittenMiB.toFixed(1)} MiB to storage during the reads` +
+              (walMiB === undefined ? '' : `; the WAL file was ${walMiB.toFixed(1)} MiB as they began`),
+          );
           if (vacuuming.length > 0) {
             notes.push(`size ${size.messages}: autovacuum ran during the reads: ${vacuuming.join('; ')}`);
             context.log(`  ${kind} size ${size.messages}: autovacuum during the reads: ${vacuuming.join('; ')}`);
