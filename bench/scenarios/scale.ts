@@ -13,7 +13,7 @@ import type { LoadResult } from '../load.ts';
 import { io, spawnNode, sleep, waitUntil } from '../processes.ts';
 import { measurePurgeUnderLoad } from '../purgeUnderLoad.ts';
 import { receivedTotal } from '../receiverCounts.ts';
-import type { TargetRuns } from '../report.ts';
+import { median, type TargetRuns } from '../report.ts';
 import type { BenchContext, Measurement, Scenario, Target } from '../scenario.ts';
 import { call, createSender, messageBody, type Sender, startSvc } from '../svc.ts';
 
@@ -302,7 +302,6 @@ function scaleTarget(kind: DatabaseKind, options: ScaleOptions): Target {
             spreadRates.push(await spreadBurst(everyone, `burst ${round + 1} over every project`));
             if (few.length < everyone.length) fewRates.push(await spreadBurst(few, `burst ${round + 1} over ${few.length} projects`));
           }
-          const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
           context.log(
             `  ${kind} size ${size.messages}: spread bursts ${spreadRates.map((rate) => rate.toFixed(0)).join(', ')} webhooks/s` +
               (fewRates.length > 0 ? `; over ${few.length} projects ${fewRates.map((rate) => rate.toFixed(0)).join(', ')}` : ''),
