@@ -59,8 +59,8 @@ interface LadderFigure {
   key: string;
   label: string;
   digits: number;
-  /** Latencies: the target is ratio ≤ 1.25; rates: ≥ 0.8; `ratio`: the figure is itself a ratio (≥ 0.8). */
-  kind: 'rate' | 'latency' | 'ratio' | 'size';
+  /** Latencies: the target is ratio ≤ 1.25; rates: ≥ 0.8; `ratio`: the figure is itself a ratio (≥ 0.8); `context`: no bar (sizes, what ran beside, the machine's pace). */
+  kind: 'rate' | 'latency' | 'ratio' | 'context';
 }
 
 const FIGURES: LadderFigure[] = [
@@ -70,13 +70,19 @@ const FIGURES: LadderFigure[] = [
   { key: 'deliveriesFailedMs', label: 'GET /v1/webhook-deliveries?status=failed (large project), median ms', digits: 1, kind: 'latency' },
   { key: 'deliveriesEventMs', label: 'GET /v1/webhook-deliveries?event=message.read, median ms', digits: 1, kind: 'latency' },
   { key: 'deliveriesSinceMs', label: 'GET /v1/webhook-deliveries?since=1h ago, median ms', digits: 1, kind: 'latency' },
+  { key: 'listOverAnchor', label: 'the list at c=64 ÷ bare Fastify answering its bytes right after, 2xx/s', digits: 2, kind: 'rate' },
+  { key: 'eventsOverAnchor', label: "a message's events ÷ bare Fastify answering the same bytes, paired request by request (median of pairs)", digits: 2, kind: 'latency' },
+  { key: 'deliveriesFailedOverAnchor', label: 'delivery log ?status=failed ÷ the same, paired', digits: 2, kind: 'latency' },
+  { key: 'deliveriesEventOverAnchor', label: 'delivery log ?event= ÷ the same, paired', digits: 2, kind: 'latency' },
+  { key: 'deliveriesSinceOverAnchor', label: 'delivery log ?since= ÷ the same, paired', digits: 2, kind: 'latency' },
+  { key: 'anchorMs', label: "bare Fastify answering the events read's bytes, median ms (the machine's pace at each size)", digits: 2, kind: 'context' },
   { key: 'firstSentMs', label: "a new project's first message → SENT while the growth is queued, p50 ms", digits: 0, kind: 'latency' },
   { key: 'spreadPerS', label: 'webhook deliveries/s, a burst spread over every project', digits: 0, kind: 'rate' },
   { key: 'spreadFewPerS', label: "the same bursts over the smallest size's projects only", digits: 0, kind: 'rate' },
   { key: 'spreadManyOverFew', label: 'bursts over every project ÷ over the few, paired in time (median of pairs)', digits: 2, kind: 'ratio' },
   { key: 'growthWebhooksPerS', label: 'webhooks/s while the growth step reaches READ', digits: 0, kind: 'rate' },
-  { key: 'readsWrittenMiB', label: "what svc wrote to storage while the reads above were measured (its checkpoints, on SQLite), MiB", digits: 1, kind: 'size' },
-  { key: 'bytesPerMessage', label: 'bytes per READ message with 3 webhooks (whole database ÷ messages)', digits: 0, kind: 'size' },
+  { key: 'readsWrittenMiB', label: "what svc wrote to storage while the reads above were measured (its checkpoints, on SQLite), MiB", digits: 1, kind: 'context' },
+  { key: 'bytesPerMessage', label: 'bytes per READ message with 3 webhooks (whole database ÷ messages)', digits: 0, kind: 'context' },
   { key: 'purgeRatio', label: 'accept req/s while a day is purged ÷ without (day = min(size, cap))', digits: 2, kind: 'ratio' },
 ];
 
@@ -96,7 +102,7 @@ export function ladderTable(sizesOnLadder: { messages: number; projects: number 
     const ratio = first !== undefined && last !== undefined && first !== 0 ? last / first : undefined;
     const cells = values.map((value, i) => (i === 0 || first === undefined || value === undefined || first === 0 ? show(value, figure.digits) : `${show(value, figure.digits)} (${show(value / first, 2)})`));
     const meets =
-      figure.kind === 'size'
+      figure.kind === 'context'
         ? 'n/a'
         : figure.kind === 'ratio'
           ? last === undefined ? '–' : last >= 0.8 ? 'yes' : 'no'
@@ -121,15 +127,36 @@ async function pool(count: number, concurrency: number, work: (i: number) => Pro
   );
 }
 
-async function medianMs(times: number, work: () => Promise<void>): Promise<number> {
-  const taken: number[] = [];
-  for (let i = 0; i < times; i++) {
+/**
+ * `times` sequential pairs: one svc read and the anchor's answer of the same bytes, in alternating
+ * order, so that both halves of a pair meet the machine (and this client) in the same state. The
+ * medians of each and the median of the pairs' ratios (svc ÷ anchor).
+ */
+async function pairedMs(times: number, read: () => Promise<void>, anchor: () => Promise<void>): Promise<{ svcMs: number; anchorMs: number; over: number }> {
+  const timed = async (work: () => Promise<void>) => {
     const at = performance.now();
     await work();
-    taken.push(performance.now() - at);
+    return performance.now() - at;
+  };
+  const svcTaken: number[] = [];
+  const anchorTaken: number[] = [];
+  for (let i = 0; i < times; i++) {
+    if (i % 2 === 0) {
+      svcTaken.push(await timed(read));
+      anchorTaken.push(await timed(anchor));
+    } else {
+      anchorTaken.push(await timed(anchor));
+      svcTaken.push(await timed(read));
+    }
   }
-  taken.sort((a, b) => a - b);
-  return taken[Math.floor(taken.length / 2)]!;
+  return { svcMs: median(svcTaken), anchorMs: median(anchorTaken), over: median(svcTaken.map((taken, i) => taken / anchorTaken[i]!)) };
+}
+
+/** Bare Fastify (anchors/bareJson.ts) answering `bodies` (anchor path → svc's reply text), until stopped. */
+async function startAnchor(context: BenchContext, bodies: Record<string, string>) {
+  const child = spawnNode('bare-json', join(context.benchDir, 'anchors', 'bareJson.ts'), [], { env: { ANCHOR_BODIES: JSON.stringify(bodies) } });
+  const line = await child.waitForLine(/^anchor listening /, 20_000);
+  return { url: line.slice('anchor listening '.length).trim(), stop: () => child.stop() };
 }
 
 async function getLoad(context: BenchContext, url: string, key: string, durationS: number): Promise<LoadResult> {
@@ -255,18 +282,48 @@ function scaleTarget(kind: DatabaseKind, options: ScaleOptions): Target {
           // of the growth's WAL land here), with the WAL's size as the reads began.
           const writtenBefore = io(svc.child.pid).write_bytes;
           const walMiB = database.kind === 'sqlite' && existsSync(`${database.place}-wal`) ? statSync(`${database.place}-wal`).size / 2 ** 20 : undefined;
-          const list = await getLoad(context, `${url}/v1/messages?limit=50`, quiet.key, context.quick ? 2 : 5);
-          figures.listReqPerS = list.ok2xx / list.durationS;
-          figures.listP50 = list.latencyP50;
-          const get = async (path: string, key: string) => {
-            const reply = await call(url, 'GET', path, { key });
-            if (reply.status !== 200) throw new Error(`${path}: ${reply.status} ${reply.text.slice(0, 300)}`);
-          };
-          figures.eventsMs = await medianMs(READ_SAMPLES, () => get(`/v1/messages/${bigMessageId}/events`, big.key));
-          figures.deliveriesFailedMs = await medianMs(READ_SAMPLES, () => get('/v1/webhook-deliveries?status=failed', big.key));
-          figures.deliveriesEventMs = await medianMs(READ_SAMPLES, () => get('/v1/webhook-deliveries?event=message.read', big.key));
+          // Each read beside its anchor: bare Fastify, in its own process, answering the very bytes svc
+          // answered at this size. Across sizes svc's own figures also carry the machine's pace of the
+          // moment (a shared 2-core machine swings by a third over the half hour between two sizes);
+          // svc ÷ anchor, measured together, does not.
           const since = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
-          figures.deliveriesSinceMs = await medianMs(READ_SAMPLES, () => get(`/v1/webhook-deliveries?since=${since}`, big.key));
+          const reads = {
+            list: { path: '/v1/messages?limit=50', key: quiet.key },
+            events: { path: `/v1/messages/${bigMessageId}/events`, key: big.key },
+            deliveriesFailed: { path: '/v1/webhook-deliveries?status=failed', key: big.key },
+            deliveriesEvent: { path: '/v1/webhook-deliveries?event=message.read', key: big.key },
+            deliveriesSince: { path: `/v1/webhook-deliveries?since=${since}`, key: big.key },
+          };
+          const get = async (base: string, path: string, key: string) => {
+            const reply = await call(base, 'GET', path, { key });
+            if (reply.status !== 200) throw new Error(`${base}${path}: ${reply.status} ${reply.text.slice(0, 300)}`);
+            return reply.text;
+          };
+          const bodies: Record<string, string> = {};
+          for (const [name, read] of Object.entries(reads)) bodies[`/${name}`] = await get(url, read.path, read.key);
+          const anchor = await startAnchor(context, bodies);
+          try {
+            const loadS = context.quick ? 2 : 5;
+            const list = await getLoad(context, `${url}${reads.list.path}`, quiet.key, loadS);
+            const anchorList = await getLoad(context, `${anchor.url}/list`, quiet.key, loadS);
+            figures.listReqPerS = list.ok2xx / list.durationS;
+            figures.listP50 = list.latencyP50;
+            figures.listOverAnchor = figures.listReqPerS / (anchorList.ok2xx / anchorList.durationS);
+            for (const name of ['events', 'deliveriesFailed', 'deliveriesEvent', 'deliveriesSince'] as const) {
+              const read = reads[name];
+              const paired = await pairedMs(
+                READ_SAMPLES,
+                () => get(url, read.path, read.key).then(() => undefined),
+                () => get(anchor.url, `/${name}`, read.key).then(() => undefined),
+              );
+              figures[`${name}Ms`] = paired.svcMs;
+              figures[`${name}AnchorMs`] = paired.anchorMs;
+              figures[`${name}OverAnchor`] = paired.over;
+            }
+            figures.anchorMs = figures.eventsAnchorMs!;
+          } finally {
+            await anchor.stop();
+          }
           const vacuuming = await vacuumed();
           figures.readsWrittenMiB = (io(svc.child.pid).write_bytes - writtenBefore) / 2 ** 20;
           context.log(
