@@ -114,6 +114,8 @@ export function ladderTable(sizesOnLadder: { messages: number; projects: number 
 
 /** Spread bursts per size; the figure is their median. */
 const SPREAD_BURSTS = 3;
+/** New projects per size whose first message is timed to SENT during the growth (the figure is their median). */
+const FIRST_SENT_SAMPLES = 5;
 /** Sequential requests per read figure (their median): a read takes about 1–3 ms, and a few dozen swing by a millisecond. */
 const READ_SAMPLES = 51;
 
@@ -235,7 +237,7 @@ function scaleTarget(kind: DatabaseKind, options: ScaleOptions): Target {
             const batch = Math.min(32, size.projects - 2 - others.length);
             others.push(...(await Promise.all(Array.from({ length: batch }, (_, i) => newSender(`tenant ${others.length + i}`)))));
           }
-          const fresh = await Promise.all([0, 1, 2].map((i) => newSender(`new ${index}.${i}`)));
+          const fresh = await Promise.all(Array.from({ length: FIRST_SENT_SAMPLES }, (_, i) => newSender(`new ${index}.${i}`)));
           const projectsS = (Date.now() - began) / 1000;
           // Growth: a tenth to the large project, the rest round-robin over the others.
           const count = Math.max(0, size.messages - sent);
