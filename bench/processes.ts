@@ -4,6 +4,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const TAIL_BYTES = 64 * 1024;
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
@@ -81,6 +82,16 @@ export function spawnNode(name: string, script: string, args: string[], options:
   live.add(handle);
   void exited.then(() => live.delete(handle));
   return handle;
+}
+
+/**
+ * The bare-Fastify anchor (anchors/bareJson.ts) in its own process, answering GET `path` with
+ * `bodies[path]` (svc's reply bytes): what serving those bytes over HTTP costs here. Until stopped.
+ */
+export async function startBareJson(benchDir: string, bodies: Record<string, string>): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const child = spawnNode('bare-json', join(benchDir, 'anchors', 'bareJson.ts'), [], { env: { ANCHOR_BODIES: JSON.stringify(bodies) } });
+  const line = await child.waitForLine(/^anchor listening /, 20_000);
+  return { url: line.slice('anchor listening '.length).trim(), pid: child.pid, stop: () => child.stop() };
 }
 
 /** Stops every child still running (SIGTERM, then SIGKILL). */

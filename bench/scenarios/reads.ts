@@ -3,7 +3,7 @@
 // reads at ≥ 0.5 × bare Fastify).
 import { join } from 'node:path';
 import { type DatabaseKind, freshDatabase } from '../databases.ts';
-import { cpuMs, rssKiB, sleep, spawnNode } from '../processes.ts';
+import { cpuMs, rssKiB, sleep, spawnNode, startBareJson } from '../processes.ts';
 import type { LoadResult } from '../load.ts';
 import type { BenchContext, Measurement, Ratio, Scenario, Target } from '../scenario.ts';
 import { call, createSender, messageBody, startSvc } from '../svc.ts';
@@ -94,12 +94,9 @@ function anchorTarget(read: Read): Target {
     async run(context) {
       const bodies = captured ?? {};
       if (!bodies[`/${read}`]) throw new Error('no svc body captured yet (run an svc target first)');
-      const child = spawnNode(`bare-json-${read}`, join(context.benchDir, 'anchors', 'bareJson.ts'), [], {
-        env: { ANCHOR_BODIES: JSON.stringify({ [`/${read}`]: bodies[`/${read}`] }) },
-      });
-      const line = await child.waitForLine(/^anchor listening /, 20_000);
-      const measured = await measure(context, `${line.slice('anchor listening '.length).trim()}/${read}`, child.pid, undefined);
-      await child.stop();
+      const anchor = await startBareJson(context.benchDir, { [`/${read}`]: bodies[`/${read}`]! });
+      const measured = await measure(context, `${anchor.url}/${read}`, anchor.pid, undefined);
+      await anchor.stop();
       return measured;
     },
   };

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { sizes } from '../bytesPerMessage.ts';
 import { type BenchDatabase, countWhere, type DatabaseKind, freshDatabase } from '../databases.ts';
 import type { LoadResult } from '../load.ts';
-import { io, spawnNode, sleep, waitUntil } from '../processes.ts';
+import { io, spawnNode, sleep, startBareJson, waitUntil } from '../processes.ts';
 import { measurePurgeUnderLoad } from '../purgeUnderLoad.ts';
 import { receivedTotal } from '../receiverCounts.ts';
 import { median, type TargetRuns } from '../report.ts';
@@ -75,7 +75,7 @@ const FIGURES: LadderFigure[] = [
   { key: 'deliveriesFailedOverAnchor', label: 'delivery log ?status=failed ÷ the same, paired', digits: 2, kind: 'latency' },
   { key: 'deliveriesEventOverAnchor', label: 'delivery log ?event= ÷ the same, paired', digits: 2, kind: 'latency' },
   { key: 'deliveriesSinceOverAnchor', label: 'delivery log ?since= ÷ the same, paired', digits: 2, kind: 'latency' },
-  { key: 'anchorMs', label: "bare Fastify answering the events read's bytes, median ms (the machine's pace at each size)", digits: 2, kind: 'context' },
+  { key: 'eventsAnchorMs', label: "bare Fastify answering the events read's bytes, median ms (the machine's pace at each size)", digits: 2, kind: 'context' },
   { key: 'firstSentMs', label: "a new project's first message → SENT while the growth is queued, p50 ms", digits: 0, kind: 'latency' },
   { key: 'spreadPerS', label: 'webhook deliveries/s, a burst spread over every project', digits: 0, kind: 'rate' },
   { key: 'spreadFewPerS', label: "the same bursts over the smallest size's projects only", digits: 0, kind: 'rate' },
@@ -134,8 +134,8 @@ async function pool(count: number, concurrency: number, work: (i: number) => Pro
  * order, so that both halves of a pair meet the machine (and this client) in the same state. The
  * medians of each and the median of the pairs' ratios (svc ÷ anchor).
  */
-async function pairedMs(times: number, read: () => Promise<void>, anchor: () => Promise<void>): Promise<{ svcMs: number; anchorMs: number; over: number }> {
-  const timed = async (work: () => Promise<void>) => {
+async function pairedMs(times: number, read: () => Promise<unknown>, anchor: () => Promise<unknown>): Promise<{ svcMs: number; anchorMs: number; over: number }> {
+  const timed = async (work: () => Promise<unknown>) => {
     const at = performance.now();
     await work();
     return performance.now() - at;
@@ -152,13 +152,6 @@ async function pairedMs(times: number, read: () => Promise<void>, anchor: () => 
     }
   }
   return { svcMs: median(svcTaken), anchorMs: median(anchorTaken), over: median(svcTaken.map((taken, i) => taken / anchorTaken[i]!)) };
-}
-
-/** Bare Fastify (anchors/bareJson.ts) answering `bodies` (anchor path → svc's reply text), until stopped. */
-async function startAnchor(context: BenchContext, bodies: Record<string, string>) {
-  const child = spawnNode('bare-json', join(context.benchDir, 'anchors', 'bareJson.ts'), [], { env: { ANCHOR_BODIES: JSON.stringify(bodies) } });
-  const line = await child.waitForLine(/^anchor listening /, 20_000);
-  return { url: line.slice('anchor listening '.length).trim(), stop: () => child.stop() };
 }
 
 async function getLoad(context: BenchContext, url: string, key: string, durationS: number): Promise<LoadResult> {
@@ -303,7 +296,7 @@ function scaleTarget(kind: DatabaseKind, options: ScaleOptions): Target {
           };
           const bodies: Record<string, string> = {};
           for (const [name, read] of Object.entries(reads)) bodies[`/${name}`] = await get(url, read.path, read.key);
-          const anchor = await startAnchor(context, bodies);
+          const anchor = await startBareJson(context.benchDir, bodies);
           try {
             const loadS = context.quick ? 2 : 5;
             const list = await getLoad(context, `${url}${reads.list.path}`, quiet.key, loadS);
@@ -315,14 +308,13 @@ function scaleTarget(kind: DatabaseKind, options: ScaleOptions): Target {
               const read = reads[name];
               const paired = await pairedMs(
                 READ_SAMPLES,
-                () => get(url, read.path, read.key).then(() => undefined),
-                () => get(anchor.url, `/${name}`, read.key).then(() => undefined),
+                () => get(url, read.path, read.key),
+                () => get(anchor.url, `/${name}`, read.key),
               );
               figures[`${name}Ms`] = paired.svcMs;
               figures[`${name}AnchorMs`] = paired.anchorMs;
               figures[`${name}OverAnchor`] = paired.over;
             }
-            figures.anchorMs = figures.eventsAnchorMs!;
           } finally {
             await anchor.stop();
           }
