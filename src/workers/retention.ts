@@ -25,6 +25,7 @@ import {
   takePurgeLease,
   vacuumStep,
 } from '../db/retention.ts';
+import { dropPeriod, FAMILIES, hasTimePartitions, makePeriodsAhead, periodFor, periodsEndedBefore } from '../db/partitions.ts';
 import { deleteStaleLinks } from '../db/recipientLinks.ts';
 import { expireCosts } from '../db/messageCosts.ts';
 import type { WorkerDeps } from './deps.ts';
@@ -33,6 +34,7 @@ import type { Job } from './loop.ts';
 /** One step of a run, as recorded: the pass, the project it was limited to, what it removed. */
 export interface RecordedStep {
   pass:
+    | 'partitions'
     | 'messages'
     | 'webhook_deliveries'
     | 'batches'
@@ -101,6 +103,22 @@ export function startPurgeRun(
     const messagesCutoff = now - retention.messagesMs;
     const deliveriesCutoff = now - retention.webhookDeliveriesMs;
     const own = await projectsWithOwnRetention(db);
+
+    // PostgreSQL: whole periods past retention go as dropped partitions first (db/partitions.ts);
+    // the batched passes below then find only what a period kept, the default partition's rows
+    // and every project's shorter retention. Periods ahead are made by the wall clock, which
+    // makes the ids.
+    if (hasTimePartitions(db)) {
+      for (const family of FAMILIES) {
+        const retentionMs = family.name === 'messages' ? retention.messagesMs : retention.webhookDeliveriesMs;
+        await makePeriodsAhead(db, family, Date.now(), periodFor(retentionMs));
+        for (const period of await periodsEndedBefore(db, family, now - retentionMs)) {
+          const dropped = await dropPeriod(db, family, period, now - retentionMs);
+          if (dropped === undefined) continue;
+          yield { pass: 'partitions', deleted: { [family.lead.table]: dropped.rows[0], [family.child.table]: dropped.rows[1] }, scanned: dropped.rows[0] };
+        }
+      }
+    }
 
     const cutoffs = {
       messages: (project: OwnRetention | undefined) => {

@@ -50,8 +50,9 @@ function assertWalks(
     /** SQLite's name for the table in this statement. */
     alias?: string;
     /**
-     * PostgreSQL may read the rows through a bitmap of the index and sort them: for a filter that
-     * matches few rows by its statistics, where it reads just those rows.
+     * PostgreSQL may read the rows through a bitmap of the index, or merge its time partitions'
+     * walks (migration 0028) by a sort, and sort them: for a filter that matches few rows by its
+     * statistics, where it reads just those rows.
      */
     bitmap?: boolean;
   } = {},
@@ -86,7 +87,7 @@ function assertWalks(
     const path = pathTo(root, read)!;
     const limitAt = path.map((node) => node['Node Type']).lastIndexOf('Limit');
     const below = limitAt >= 0 ? path.slice(limitAt + 1) : path;
-    if (!options.sorted && !bitmap) assert.ok(!below.some((node) => node['Node Type'] === 'Sort'), `no sort: ${description}`);
+    if (!options.sorted && !options.bitmap) assert.ok(!below.some((node) => node['Node Type'] === 'Sort'), `no sort: ${description}`);
   }
   for (const big of BIG_TABLES) {
     assert.ok(!planNodes(root).some((node) => node['Node Type'] === 'Seq Scan' && node['Relation Name'] === big), `no scan of ${big}: ${description}`);
@@ -164,7 +165,7 @@ for (const kind of databaseKinds()) {
     const messageLists: [string, MessageFilter, string[], { bitmap?: boolean }?][] = [
       ['no filter', {}, messagesByProject],
       ['status', { status: 'FAILED' }, ['messages_by_project_status']],
-      ['recipient', { to: '+15550000100' }, ['messages_by_project_recipient']],
+      ['recipient', { to: '+15550000100' }, ['messages_by_project_recipient'], { bitmap: true }],
       ['template', { template: 'promo' }, ['messages_by_project_template']],
       ['since', { since: timeOf(100) }, messagesByProject],
       ['until', { until: timeOf(1_950) }, messagesByProject],
@@ -201,7 +202,7 @@ for (const kind of databaseKinds()) {
       ['status pending', { status: 'pending' }, ['webhook_deliveries_due_by_id'], { backlogged: true }],
       ['status succeeded', { status: 'succeeded' }, deliveriesByProject],
       ['a common event', { event: 'message.read' }, deliveriesByProject],
-      ['a rare event', { event: 'message.failed' }, ['webhook_deliveries_rare_events']],
+      ['a rare event', { event: 'message.failed' }, ['webhook_deliveries_rare_events'], { bitmap: true }],
       ['since', { since: timeOf(100) }, deliveriesByProject],
       ['until', { until: timeOf(1_950) }, deliveriesByProject],
       ['message', { messageId: AN_OLD_MESSAGE }, ['webhook_deliveries_by_message']],
@@ -395,7 +396,7 @@ for (const kind of databaseKinds()) {
         const [page] = explaining.take();
         const plan = describePlan(page!.plan);
         assert.ok(plan.includes(`${table}_queue`), `${table}: ${plan}`);
-        assert.ok(!new RegExp(`(SCAN|Seq Scan) (q|${table})( |$)`).test(plan), `no scan: ${plan}`);
+        assert.ok(!new RegExp(`(SCAN|(?<!Empty )Seq Scan) (q|${table})( |$)`).test(plan), `no scan: ${plan}`);
       }
     });
   });

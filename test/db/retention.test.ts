@@ -10,6 +10,7 @@ import { type IdPrefix, idLowerBound } from '../../src/domain/ids.ts';
 import { uuid7LowerBound } from '../../src/domain/uuid7.ts';
 import { purgeNow, totalPurged } from '../../src/workers/retention.ts';
 import { databaseKinds, testProjectRow, withMigratedDatabase } from '../support/databases.ts';
+import { messageRowAt } from '../support/messageRows.ts';
 import { storedDelivery, storedDeliveryId } from '../../src/db/deliveryIds.ts';
 
 const HOUR = 3_600_000;
@@ -42,36 +43,7 @@ async function insertMessage(
   const { db } = database;
   const status = options.status ?? 'READ';
   const id = newId('msg', at);
-  await db
-    .insertInto('messages')
-    .values({
-      id,
-      project_id: projectId,
-      recipient: '+5511987654321',
-      template_id: 'tpl_1',
-      template_name: 'order_update',
-      language: 'en_US',
-      category: 'UTILITY',
-      variables: '{}',
-      header_variables: null,
-      rendered: '{"body":"hi"}',
-      status,
-      attempts: 1,
-      due_at: status === 'QUEUED' ? at + 365 * DAY_MS : null,
-      lease_expires_at: null,
-      provider_message_id: null,
-      error: null,
-      queued_at: at,
-      sent_at: null,
-      delivered_at: null,
-      read_at: null,
-      failed_at: null,
-      updated_at: at + 1000,
-      scheduled_for: null,
-      canceled_at: null,
-      batch_id: options.batchId ?? null,
-    })
-    .execute();
+  await db.insertInto('messages').values(messageRowAt(id, projectId, at, { status, ...(options.batchId !== undefined && { batchId: options.batchId }) })).execute();
   if (status === 'QUEUED') return id;
   for (const [i, event] of (['SENT', 'DELIVERED', 'READ'] as const).entries()) {
     const eventId = newId('evt', at + i);

@@ -26,6 +26,7 @@ import * as m0024 from './0024_waba_currency.ts';
 import * as m0025 from './0025_compact_ids.ts';
 import * as m0026 from './0026_deliveries_by_key.ts';
 import * as m0027 from './0027_delivery_ids_as_bytes.ts';
+import * as m0028 from './0028_time_partitions.ts';
 
 /**
  * Every migration, in the order it runs: `NNNN_what`, numbered 0001, 0002, … without a gap or a
@@ -59,6 +60,7 @@ export const migrations: Record<string, Migration> = {
   '0025_compact_ids': m0025,
   '0026_deliveries_by_key': m0026,
   '0027_delivery_ids_as_bytes': m0027,
+  '0028_time_partitions': m0028,
 };
 
 /**

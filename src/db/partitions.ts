@@ -1,0 +1,199 @@
+import { sql } from 'kysely';
+import { idLowerBound, idTime } from '../domain/ids.ts';
+import { uuid7LowerBound } from '../domain/uuid7.ts';
+import type { Db } from './database.ts';
+import { dialectOf } from './prepared.ts';
+import { DAY_MS } from './retention.ts';
+
+// PostgreSQL's time partitions (migration 0028): the purge of a whole period is a DROP of its
+// partitions, whatever they hold, instead of a delete of every row (README, "Data retention").
+//
+// A family is a table and the table of its children, partitioned with the same bounds by the
+// same time-sortable key: messages by id and their status events by message id; webhook
+// deliveries by id and their attempts by delivery id. Periods are made ahead of time (a period's
+// partitions exist before its first row); a key no period covers lands in the default partition
+// and is purged by the batched purge like any row. A period goes when every row in it is past
+// retention and nothing in it is in flight; otherwise it stays, and the batched purge removes its
+// finished rows as it does everywhere (it also does every project's shorter retention).
+
+export interface Family {
+  name: 'messages' | 'webhook_deliveries';
+  lead: { table: 'messages' | 'webhook_deliveries'; key: 'id' };
+  child: { table: 'message_events' | 'webhook_attempts'; key: 'message_id' | 'delivery_id' };
+  /** The smallest key made at or after `ms`. */
+  bound(ms: number): string;
+  /** The time a bound (or a key) was made at. */
+  timeOf(bound: string): number;
+}
+
+export const FAMILIES: readonly Family[] = [
+  {
+    name: 'messages',
+    lead: { table: 'messages', key: 'id' },
+    child: { table: 'message_events', key: 'message_id' },
+    bound: (ms) => idLowerBound('msg', ms),
+    timeOf: idTime,
+  },
+  {
+    name: 'webhook_deliveries',
+    lead: { table: 'webhook_deliveries', key: 'id' },
+    child: { table: 'webhook_attempts', key: 'delivery_id' },
+    bound: uuid7LowerBound,
+    timeOf: (bound) => Number.parseInt(bound.replaceAll('-', '').slice(0, 12).padEnd(12, '0'), 16),
+  },
+];
+
+/** Whether the database keeps these families in time partitions: PostgreSQL (SQLite purges in batches). */
+export function hasTimePartitions(db: Db): boolean {
+  return dialectOf(db) === 'postgres';
+}
+
+/** A partition's range of keys: `from` undefined for MINVALUE; the default partition has neither. */
+export interface Partition {
+  name: string;
+  from?: string;
+  to?: string;
+  isDefault: boolean;
+}
+
+/**
+ * The length of a family's periods for a retention: a quarter of it, between a day and 100 days.
+ * A period is dropped at most a quarter of the retention after its last row passed it, and a
+ * table holds about six partitions (the retention's four, the current one and the next):
+ * a statement whose key names no period is planned over every partition, at each execution
+ * (bench/partitionPlanning.ts measures what each one costs).
+ */
+export function periodFor(retentionMs: number): number {
+  return Math.min(100 * DAY_MS, Math.max(DAY_MS, Math.floor(retentionMs / 4 / DAY_MS) * DAY_MS));
+}
+
+/** How long a lock on a partitioned table may be waited for; past it, the next run tries again. */
+const LOCK_TIMEOUT = '500ms';
+
+export async function partitionsOf(db: Db, table: string): Promise<Partition[]> {
+  const rows = (
+    await sql<{ name: string; bound: string }>`
+      select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound
+      from pg_inherits i join pg_class c on c.oid = i.inhrelid
+      where i.inhparent = ${table}::regclass`.execute(db)
+  ).rows;
+  return rows
+    .map((row) => {
+      if (row.bound === 'DEFAULT') return { name: row.name, isDefault: true };
+      const range = /^FOR VALUES FROM \((?:'([^']*)'|MINVALUE)\) TO \((?:'([^']*)'|MAXVALUE)\)$/.exec(row.bound);
+      if (!range) throw new Error(`unexpected partition bound of ${row.name}: ${row.bound}`);
+      return { name: row.name, ...(range[1] !== undefined && { from: range[1] }), ...(range[2] !== undefined && { to: range[2] }), isDefault: false };
+    })
+    .sort((a, b) => compareBounds(a.to, b.to));
+}
+
+/** Bounds compare as PostgreSQL compares the keys (C collation order of ASCII text); undefined is MAXVALUE. */
+function compareBounds(a: string | undefined, b: string | undefined): number {
+  if (a === b) return 0;
+  if (a === undefined) return 1;
+  if (b === undefined) return -1;
+  return a < b ? -1 : 1;
+}
+
+/**
+ * Makes the family's periods up to `now` + one period (the lead's and the child's partitions of
+ * a period in one transaction, so they always share bounds). Returns the partitions made.
+ */
+export async function makePeriodsAhead(db: Db, family: Family, now: number, periodMs: number): Promise<string[]> {
+  const made: string[] = [];
+  const horizon = family.bound(now + periodMs);
+  for (;;) {
+    const ranges = (await partitionsOf(db, family.lead.table)).filter((partition) => !partition.isDefault);
+    let from = ranges.at(-1)?.to;
+    if (from === undefined || from >= horizon) return made;
+    // A key the default partition took (no period covered it) stays there: the next period starts above it.
+    const stray = (
+      await sql<{ key: string | null }>`select max(${sql.id(family.lead.key)}) as key from ${sql.table(`${family.lead.table}_default`)} where ${sql.id(family.lead.key)} >= ${from}`.execute(db)
+    ).rows[0]?.key;
+    if (stray !== null && stray !== undefined) from = `${stray}0`;
+    const startMs = family.timeOf(from);
+    const to = family.bound((Math.floor(startMs / periodMs) + 1) * periodMs);
+    const suffix = new Date(startMs).toISOString().slice(0, 10).replaceAll('-', '');
+    try {
+      await db.transaction().execute(async (trx) => {
+        await sql`set local lock_timeout = ${sql.lit(LOCK_TIMEOUT)}`.execute(trx);
+        for (const { table } of [family.lead, family.child]) {
+          const name = `${table}_${suffix}`;
+          // Made beside the table and attached: ATTACH takes a lock that lets reads and writes of
+          // the table go on (CREATE … PARTITION OF would stop them).
+          await sql`create table ${sql.table(name)} (like ${sql.table(table)} including defaults)`.execute(trx);
+          await sql`alter table ${sql.table(table)} attach partition ${sql.table(name)} for values from (${sql.lit(from)}) to (${sql.lit(to)})`.execute(trx);
+        }
+      });
+    } catch (error) {
+      if (isLockTimeout(error)) return made; // the next run makes it: a whole period ahead is made
+      throw error;
+    }
+    made.push(`${family.lead.table}_${suffix}`, `${family.child.table}_${suffix}`);
+    // Empty, analyzed: else the planner takes it for ten pages of rows until autovacuum sees it change.
+    for (const { table } of [family.lead, family.child]) await sql`analyze ${sql.table(`${table}_${suffix}`)}`.execute(db);
+  }
+}
+
+export interface DroppedPeriod {
+  partitions: [string, string];
+  /** Rows dropped: the lead's and the child's. */
+  rows: [number, number];
+}
+
+/** The family's periods that ended before `cutoff` (their upper bound at or below the cutoff's), oldest first. */
+export async function periodsEndedBefore(db: Db, family: Family, cutoff: number): Promise<Partition[]> {
+  const bound = family.bound(cutoff);
+  return (await partitionsOf(db, family.lead.table)).filter((partition) => !partition.isDefault && partition.to !== undefined && partition.to <= bound);
+}
+
+/**
+ * Drops a period that ended before `cutoff` if none of its rows is to be kept: changed since the
+ * cutoff, or in flight (a message QUEUED, leased or with a delivery pending; a delivery pending
+ * or leased). Finding out is one sequential read of the lead's partition, no write. Returns
+ * undefined when the period stays (the batched purge then removes its rows past retention one by
+ * one), or when its table was busy past the lock timeout (the next run tries again).
+ */
+export async function dropPeriod(db: Db, family: Family, period: Partition, cutoff: number): Promise<DroppedPeriod | undefined> {
+  const { from, to } = period as { from?: string; to: string };
+  const child = (await partitionsOf(db, family.child.table)).find((partition) => !partition.isDefault && partition.from === from && partition.to === to);
+  if (child === undefined) throw new Error(`no partition of ${family.child.table} beside ${period.name}`);
+
+  const keep =
+    family.name === 'messages'
+      ? sql`status = 'QUEUED' or due_at is not null or lease_expires_at is not null or updated_at >= ${cutoff}`
+      : sql`due_at is not null or lease_expires_at is not null or updated_at >= ${cutoff}`;
+  const counted = (
+    await sql<{ rows: string; kept: string }>`select count(*) as rows, count(*) filter (where ${keep}) as kept from only ${sql.table(period.name)}`.execute(db)
+  ).rows[0]!;
+  if (Number(counted.kept) > 0) return undefined;
+  if (family.name === 'messages') {
+    // A message with a delivery still pending stays (the pending deliveries are few: the queues' index).
+    let pending = db.selectFrom('webhook_deliveries').select('message_id').where('due_at', 'is not', null).where('message_id', '<', to);
+    if (from !== undefined) pending = pending.where('message_id', '>=', from);
+    if ((await pending.limit(1).execute()).length > 0) return undefined;
+  }
+  const childRows = Number((await sql<{ rows: string }>`select count(*) as rows from only ${sql.table(child.name)}`.execute(db)).rows[0]!.rows);
+
+  try {
+    await db.transaction().execute(async (trx) => {
+      if (family.name === 'messages') {
+        // Rows about the period's messages outside the family: their replies (few) go first.
+        let replies = trx.deleteFrom('message_replies').where('message_id', '<', to);
+        if (from !== undefined) replies = replies.where('message_id', '>=', from);
+        await replies.execute();
+      }
+      await sql`set local lock_timeout = ${sql.lit(LOCK_TIMEOUT)}`.execute(trx);
+      await sql`drop table ${sql.table(period.name)}, ${sql.table(child.name)}`.execute(trx);
+    });
+  } catch (error) {
+    if (isLockTimeout(error)) return undefined;
+    throw error;
+  }
+  return { partitions: [period.name, child.name], rows: [Number(counted.rows), childRows] };
+}
+
+/** PostgreSQL's lock_not_available: a lock not granted within lock_timeout. */
+function isLockTimeout(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '55P03';
+}
