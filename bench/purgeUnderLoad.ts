@@ -2,7 +2,7 @@
 // purges a day of finished messages (each with 3 status events, 3 delivered webhooks with their
 // payloads and attempts, and a sandbox record), against the same load without a purge.
 //
-//   node bench/purgeUnderLoad.ts [--kinds sqlite,postgres] [--messages 50000] [--seconds 10] [--runs 1] [--svc-dir PATH]
+//   node bench/purgeUnderLoad.ts [--kinds sqlite,postgres,postgres-batched] [--messages 50000] [--seconds 10] [--runs 1] [--svc-dir PATH]
 //
 // svc runs as users run it (role all, its own process). The day is written in plain SQL, dated two
 // days back; the "during" svc has SVC_RETENTION_MESSAGES=1d, and the load starts once its purge
@@ -78,6 +78,39 @@ async function seedDay(database: BenchDatabase, projectId: string, templateId: s
   if (pg) await database.query('analyze messages, message_events, webhook_deliveries, webhook_attempts, sandbox_submissions');
 }
 
+/**
+ * PostgreSQL (migration 0028): the time partitions as svc makes them after running for days — a
+ * partition per day from `days` ago to two days ahead, the one before them ending then — so the
+ * day seeded two days back is in a period of its own, which the purge drops. (A fresh database
+ * has one partition up to the next midnight, which a purge dated by the real clock never
+ * reaches.) Run on the empty tables, before the seed.
+ */
+async function dailyPartitionsSince(database: BenchDatabase, days: number): Promise<void> {
+  const midnight = Math.floor(Date.now() / DAY) * DAY;
+  const families = [
+    { tables: ['messages', 'message_events'], bound: (ms: number) => `msg_${encodeTime(ms)}` },
+    {
+      tables: ['webhook_deliveries', 'webhook_attempts'],
+      bound: (ms: number) => {
+        const hex = ms.toString(16).padStart(12, '0');
+        return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
+      },
+    },
+  ];
+  await database.transaction(async (run) => {
+    for (const { tables, bound } of families) {
+      for (const table of tables) {
+        await run(`drop table ${table}_before`);
+        await run(`create table ${table}_before partition of ${table} for values from (minvalue) to ('${bound(midnight - days * DAY)}')`);
+        for (let day = midnight - days * DAY; day <= midnight + 2 * DAY; day += DAY) {
+          const name = `${table}_${new Date(day).toISOString().slice(0, 10).replaceAll('-', '')}`;
+          await run(`create table ${name} partition of ${table} for values from ('${bound(day)}') to ('${bound(day + DAY)}')`);
+        }
+      }
+    }
+  });
+}
+
 async function sizeOf(database: BenchDatabase): Promise<number> {
   if (database.kind === 'sqlite') {
     const pages = await database.query<{ page_count: number }>('pragma page_count');
@@ -97,10 +130,16 @@ export interface PurgeOptions {
   messages: number;
   /** Seconds of each load. */
   seconds: number;
+  /**
+   * PostgreSQL: lay the time partitions out as after days of running, so the day purged is a
+   * period of its own, dropped whole; without, it is in the first partition, purged in batches.
+   */
+  periods?: boolean;
 }
 
 export interface PurgeResult {
   kind: DatabaseKind;
+  periods: boolean;
   baselineReqPerS: number;
   duringReqPerS: number;
   afterReqPerS: number;
@@ -114,13 +153,14 @@ export interface PurgeResult {
 }
 
 /** One database: accept throughput before, during and after the purge of a day of `messages`. */
-export async function measurePurgeUnderLoad(kind: DatabaseKind, { svcDir, postgresUrl, messages, seconds: SECONDS }: PurgeOptions): Promise<PurgeResult> {
+export async function measurePurgeUnderLoad(kind: DatabaseKind, { svcDir, postgresUrl, messages, seconds: SECONDS, periods = false }: PurgeOptions): Promise<PurgeResult> {
   const database = await freshDatabase(kind, postgresUrl);
   // The API's rate limit (6,000 requests a minute per key by default) off: with it, every run measured the limiter.
   const env = { SVC_DATABASE_URL: database.url, SVC_SANDBOX_DELIVERY_DELAY_MS: '0', SVC_SANDBOX_READ_DELAY_MS: '0', SVC_API_RATE_LIMIT: '10000000' };
   // Baseline: nothing past retention (400 days), the same data.
   let svc = await startSvc(svcDir, env, 'all');
   const sender = await createSender(svc.url!);
+  if (kind === 'postgres' && periods) await dailyPartitionsSince(database, 3);
   await seedDay(database, sender.projectId, sender.templateId, Date.now() - 2 * DAY, messages);
   const bytesBefore = await sizeOf(database);
   await runLoad(benchDir, { url: `${svc.url}/v1/messages`, connections: CONNECTIONS, durationS: 2, key: sender.key, firstIndex: 5_000_000 }, [svc.child.pid]);
@@ -147,6 +187,7 @@ export async function measurePurgeUnderLoad(kind: DatabaseKind, { svcDir, postgr
   await sleep(200);
   return {
     kind,
+    periods: kind === 'postgres' && periods,
     baselineReqPerS: baseline.result.ok2xx / baseline.result.durationS,
     duringReqPerS: during.result.ok2xx / during.result.durationS,
     afterReqPerS: afterPurge.result.ok2xx / afterPurge.result.durationS,
@@ -169,19 +210,25 @@ if (import.meta.main) {
   };
   const svcDir = resolve(option('svc-dir', join(benchDir, '..')));
   const postgresUrl = process.env.SVC_TEST_POSTGRES_URL;
-  const kinds = option('kinds', postgresUrl ? 'sqlite,postgres' : 'sqlite').split(',') as DatabaseKind[];
+  // postgres: its periods dropped whole; postgres-batched: the same day purged in batches.
+  const kinds = option('kinds', postgresUrl ? 'sqlite,postgres,postgres-batched' : 'sqlite').split(',');
   const MESSAGES = Number(option('messages', '50000'));
   const SECONDS = Number(option('seconds', '10'));
   const RUNS = Number(option('runs', '1'));
   try {
     const results: PurgeResult[] = [];
-    for (let run = 0; run < RUNS; run++) for (const kind of kinds) results.push(await measurePurgeUnderLoad(kind, { svcDir, postgresUrl, messages: MESSAGES, seconds: SECONDS }));
+    for (let run = 0; run < RUNS; run++) {
+      for (const kind of kinds) {
+        const options = { svcDir, postgresUrl, messages: MESSAGES, seconds: SECONDS, periods: kind === 'postgres' };
+        results.push(await measurePurgeUnderLoad(kind === 'postgres-batched' ? 'postgres' : (kind as DatabaseKind), options));
+      }
+    }
     console.log(`| database | accept req/s before | during the purge | after it | during ÷ mean(before, after) | p99 ms (before / during) | purge time | rows purged | purge covers the load | size before → after |`);
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const r of results) {
       const rows = Object.entries(r.purged).filter(([kind]) => !kind.startsWith('message_counts')).reduce((sum, [, n]) => sum + n, 0);
       console.log(
-        `| ${r.kind} | ${r.baselineReqPerS.toFixed(0)} | ${r.duringReqPerS.toFixed(0)} | ${r.afterReqPerS.toFixed(0)} | ${(r.duringReqPerS / ((r.baselineReqPerS + r.afterReqPerS) / 2)).toFixed(2)} | ` +
+        `| ${r.kind}${r.kind === 'postgres' ? (r.periods ? ', periods dropped' : ', batched') : ''} | ${r.baselineReqPerS.toFixed(0)} | ${r.duringReqPerS.toFixed(0)} | ${r.afterReqPerS.toFixed(0)} | ${(r.duringReqPerS / ((r.baselineReqPerS + r.afterReqPerS) / 2)).toFixed(2)} | ` +
           `${r.baselineP99} / ${r.duringP99} | ${(r.purgeMs / 1000).toFixed(1)} s | ${rows} (${JSON.stringify(r.purged)}) | ${r.purgeOverlapsLoad ? 'yes' : 'no'} | ` +
           `${(r.bytesBefore / 2 ** 20).toFixed(0)} → ${(r.bytesAfter / 2 ** 20).toFixed(0)} MiB |`,
       );

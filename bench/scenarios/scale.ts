@@ -368,6 +368,7 @@ function scaleTarget(kind: DatabaseKind, options: ScaleOptions): Target {
               postgresUrl: context.postgresUrl,
               messages: Math.min(size.messages, options.purgeCap),
               seconds: context.quick ? 3 : 10,
+              periods: true,
             });
             figures.purgeRatio = purge.duringReqPerS / ((purge.baselineReqPerS + purge.afterReqPerS) / 2);
           }
