@@ -150,11 +150,19 @@ export async function periodsEndedBefore(db: Db, family: Family, cutoff: number)
 /**
  * Drops a period that ended before `cutoff` if none of its rows is to be kept: changed since the
  * cutoff, or in flight (a message QUEUED, leased or with a delivery pending; a delivery pending
- * or leased). Finding out is one sequential read of the lead's partition, no write. Returns
+ * or leased). Finding out is one sequential read of the lead's partition, no write; work put in
+ * flight meanwhile is looked for again under the drop's lock. Returns
  * undefined when the period stays (the batched purge then removes its rows past retention one by
  * one), or when its table was busy past the lock timeout (the next run tries again).
  */
-export async function dropPeriod(db: Db, family: Family, period: Partition, cutoff: number): Promise<DroppedPeriod | undefined> {
+export async function dropPeriod(
+  db: Db,
+  family: Family,
+  period: Partition,
+  cutoff: number,
+  /** Runs between the read and the drop's transaction (tests: a write racing the drop). */
+  afterRead?: () => Promise<void>,
+): Promise<DroppedPeriod | undefined> {
   const { from, to } = period as { from?: string; to: string };
   const child = (await partitionsOf(db, family.child.table)).find((partition) => !partition.isDefault && partition.from === from && partition.to === to);
   if (child === undefined) throw new Error(`no partition of ${family.child.table} beside ${period.name}`);
@@ -167,30 +175,48 @@ export async function dropPeriod(db: Db, family: Family, period: Partition, cuto
     await sql<{ rows: string; kept: string }>`select count(*) as rows, count(*) filter (where ${keep}) as kept from only ${sql.table(period.name)}`.execute(db)
   ).rows[0]!;
   if (Number(counted.kept) > 0) return undefined;
-  if (family.name === 'messages') {
-    // A message with a delivery still pending stays (the pending deliveries are few: the queues' index).
-    let pending = db.selectFrom('webhook_deliveries').select('message_id').where('due_at', 'is not', null).where('message_id', '<', to);
-    if (from !== undefined) pending = pending.where('message_id', '>=', from);
-    if ((await pending.limit(1).execute()).length > 0) return undefined;
-  }
+  if (await holdsWorkInFlight(db, family, period)) return undefined;
   const childRows = Number((await sql<{ rows: string }>`select count(*) as rows from only ${sql.table(child.name)}`.execute(db)).rows[0]!.rows);
+  await afterRead?.();
 
   try {
-    await db.transaction().execute(async (trx) => {
+    const dropped = await db.transaction().execute(async (trx) => {
+      await sql`set local lock_timeout = ${sql.lit(LOCK_TIMEOUT)}`.execute(trx);
+      // No write reaches the period from here. A write that committed since the read above could
+      // have put work in flight again (a late status report queues a webhook; a delivery sent
+      // again is due): looked for once more, through the queues' small partial indexes.
+      await sql`lock table ${sql.table(period.name)}, ${sql.table(child.name)} in access exclusive mode`.execute(trx);
+      if (await holdsWorkInFlight(trx, family, period)) return false;
       if (family.name === 'messages') {
-        // Rows about the period's messages outside the family: their replies (few) go first.
+        // Rows about the period's messages outside the family: their replies (few).
         let replies = trx.deleteFrom('message_replies').where('message_id', '<', to);
         if (from !== undefined) replies = replies.where('message_id', '>=', from);
         await replies.execute();
       }
-      await sql`set local lock_timeout = ${sql.lit(LOCK_TIMEOUT)}`.execute(trx);
       await sql`drop table ${sql.table(period.name)}, ${sql.table(child.name)}`.execute(trx);
+      return true;
     });
+    if (!dropped) return undefined;
   } catch (error) {
     if (isLockTimeout(error)) return undefined;
     throw error;
   }
   return { partitions: [period.name, child.name], rows: [Number(counted.rows), childRows] };
+}
+
+/**
+ * Whether a period holds work in flight: a row due (QUEUED, scheduled, retried or leased: a claim
+ * sets due_at with its lease) and, for messages, a delivery still pending about one of them. Both
+ * through the queues' partial indexes, which hold only such rows.
+ */
+async function holdsWorkInFlight(db: Db, family: Family, period: Partition): Promise<boolean> {
+  const due = await sql`select 1 from only ${sql.table(period.name)} where due_at is not null limit 1`.execute(db);
+  if (due.rows.length > 0) return true;
+  if (family.name !== 'messages') return false;
+  const { from, to } = period;
+  let pending = db.selectFrom('webhook_deliveries').select('message_id').where('due_at', 'is not', null).where('message_id', '<', to!);
+  if (from !== undefined) pending = pending.where('message_id', '>=', from);
+  return (await pending.limit(1).execute()).length > 0;
 }
 
 /** PostgreSQL's lock_not_available: a lock not granted within lock_timeout. */

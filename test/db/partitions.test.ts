@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import type { RetentionConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
-import { type Family, FAMILIES, makePeriodsAhead, partitionsOf, periodFor } from '../../src/db/partitions.ts';
+import { dropPeriod, type Family, FAMILIES, makePeriodsAhead, partitionsOf, periodFor, periodsEndedBefore } from '../../src/db/partitions.ts';
 import { insertProject } from '../../src/db/projects.ts';
 import { DAY_MS } from '../../src/db/retention.ts';
 import type { MessageStatus } from '../../src/db/tables.ts';
@@ -52,27 +52,7 @@ async function insertMessage(
       .values({ id: eventId(at + i), message_id: id, project_id: 'proj_a', status: event, occurred_at: at + i, error: null, created_at: at + i })
       .execute();
   }
-  const delivery = deliveryId(at + 2);
-  await db
-    .insertInto('webhook_deliveries')
-    .values({
-      id: delivery,
-      project_id: 'proj_a',
-      event_id: eventId(at + 2),
-      message_id: id,
-      event: 'message.read',
-      url: 'https://example.com/hook',
-      endpoint_id: null,
-      template_id: null,
-      payload: '{}',
-      status: options.pendingDelivery ? 'pending' : 'succeeded',
-      attempt_count: 1,
-      due_at: options.pendingDelivery ? at + 365 * DAY_MS : null,
-      lease_expires_at: null,
-      created_at: at + 2,
-      updated_at: at + 3,
-    })
-    .execute();
+  const delivery = await insertDelivery(database, at + 2, id, { pending: options.pendingDelivery === true });
   await db
     .insertInto('webhook_attempts')
     .values({ id: idLowerBound('att', at) + String(++serial).padStart(16, '0'), delivery_id: delivery, attempt: 1, at: at + 2, url: 'https://example.com/hook', status_code: 200, duration_ms: 3, error: null, response_body: null })
@@ -82,6 +62,32 @@ async function insertMessage(
     .values({ id: eventId(at + 4), project_id: 'proj_a', message_id: id, provider_reply_id: `wamid.${serial}`, type: 'text', text: 'ok', payload: null, occurred_at: at + 4, created_at: at + 4 })
     .execute();
   return { id, delivery };
+}
+
+/** A webhook delivery made at `at` about a message: delivered, or pending (due a year later). */
+async function insertDelivery(database: Database, at: number, messageId: string, options: { pending: boolean }): Promise<string> {
+  const id = deliveryId(at);
+  await database.db
+    .insertInto('webhook_deliveries')
+    .values({
+      id,
+      project_id: 'proj_a',
+      event_id: eventId(at),
+      message_id: messageId,
+      event: 'message.read',
+      url: 'https://example.com/hook',
+      endpoint_id: null,
+      template_id: null,
+      payload: '{}',
+      status: options.pending ? 'pending' : 'succeeded',
+      attempt_count: 1,
+      due_at: options.pending ? at + 365 * DAY_MS : null,
+      lease_expires_at: null,
+      created_at: at,
+      updated_at: at + 1,
+    })
+    .execute();
+  return id;
 }
 
 /** The partition a row of `table` is stored in. */
@@ -243,6 +249,37 @@ for (const kind of databaseKinds().filter((k) => k === 'postgres')) {
         { poolSize: 3 },
       );
     });
+
+    for (const [what, family, write] of [
+      ['a late status report queues a webhook about one of its messages', 'messages', 'pending delivery'],
+      ['one of its deliveries is sent again', 'webhook_deliveries', 'due delivery'],
+    ] as const) {
+      it(`does not drop a period when, between its read and its drop, ${what}`, async () => {
+        await withMigratedDatabase(kind, async (database) => {
+          await insertProject(database.db, testProjectRow('proj_a'));
+          const first = tomorrow();
+          await makeTwoPeriods(database);
+          const message = await insertMessage(database, first + 1_000);
+          const cutoff = first + PERIOD + 3_600_000;
+          const target = FAMILIES.find((f) => f.name === family)!;
+          const [period] = await periodsEndedBefore(database.db, target, cutoff).then((periods) => periods.filter((p) => p.from !== undefined));
+          const racing = async () => {
+            if (write === 'pending delivery') {
+              // The report's webhook is made now, in the current period of deliveries.
+              await insertDelivery(database, Date.now(), message.id, { pending: true });
+            } else {
+              await database.db.updateTable('webhook_deliveries').set({ due_at: cutoff + 1, status: 'pending' }).where('project_id', '=', 'proj_a').where('id', '=', message.delivery).execute();
+            }
+          };
+          assert.equal(await dropPeriod(database.db, target, period!, cutoff, racing), undefined);
+          assert.equal(await exists(database, period!.name), true);
+          // Without the race, the same call drops it (the write undone).
+          await database.db.deleteFrom('webhook_deliveries').where('due_at', 'is not', null).execute();
+          assert.notEqual(await dropPeriod(database.db, target, period!, cutoff), undefined);
+          assert.equal(await exists(database, period!.name), false);
+        });
+      });
+    }
 
     it('keeps a deliveries period holding a delivery still pending, and drops it once none is', async () => {
       await withMigratedDatabase(kind, async (database) => {
