@@ -11,10 +11,12 @@ import { DAY_MS } from './retention.ts';
 // A family is a table and the table of its children, partitioned with the same bounds by the
 // same time-sortable key: messages by id and their status events by message id; webhook
 // deliveries by id and their attempts by delivery id. Periods are made ahead of time (a period's
-// partitions exist before its first row); a key no period covers lands in the default partition
-// and is purged by the batched purge like any row. A period goes when every row in it is past
-// retention and nothing in it is in flight; otherwise it stays, and the batched purge removes its
-// finished rows as it does everywhere (it also does every project's shorter retention).
+// partitions exist before its first row); a key no period covers yet lands in the default
+// partition, and moves into its period when that is made. A period goes when it has ended before
+// the cutoff, every row in it is past retention and nothing in it is in flight; until it has
+// ended, the batched purge of the operator's retention leaves its rows alone (batchedPurgeBelow);
+// a period that stays past its end has its finished rows removed by the batched purge, which also
+// does every project's shorter retention wherever its rows are.
 
 export interface Family {
   name: 'messages' | 'webhook_deliveries';
@@ -104,33 +106,36 @@ export async function makePeriodsAhead(db: Db, family: Family, now: number, peri
   const horizon = family.bound(now + periodMs);
   for (;;) {
     const ranges = (await partitionsOf(db, family.lead.table)).filter((partition) => !partition.isDefault);
-    let from = ranges.at(-1)?.to;
+    const from = ranges.at(-1)?.to;
     if (from === undefined || from >= horizon) return made;
-    // A key the default partition took (no period covered it) stays there: the next period starts above it.
-    const stray = (
-      await sql<{ key: string | null }>`select max(${sql.id(family.lead.key)}) as key from ${sql.table(`${family.lead.table}_default`)} where ${sql.id(family.lead.key)} >= ${from}`.execute(db)
-    ).rows[0]?.key;
-    if (stray !== null && stray !== undefined) from = `${stray}0`;
     const startMs = family.timeOf(from);
     const to = family.bound((Math.floor(startMs / periodMs) + 1) * periodMs);
     const suffix = new Date(startMs).toISOString().slice(0, 10).replaceAll('-', '');
     try {
       await db.transaction().execute(async (trx) => {
         await sql`set local lock_timeout = ${sql.lit(LOCK_TIMEOUT)}`.execute(trx);
-        for (const { table } of [family.lead, family.child]) {
-          const name = `${table}_${suffix}`;
-          // Made beside the table and attached: ATTACH takes a lock that lets reads and writes of
-          // the table go on (CREATE … PARTITION OF would stop them).
-          await sql`create table ${sql.table(name)} (like ${sql.table(table)} including defaults)`.execute(trx);
-          await sql`alter table ${sql.table(table)} attach partition ${sql.table(name)} for values from (${sql.lit(from)}) to (${sql.lit(to)})`.execute(trx);
+        // The default partitions are held (ATTACH checks them anyway): no key reaches them meanwhile.
+        const defaults = [family.lead, family.child].map(({ table }) => sql.table(`${table}_default`));
+        await sql`lock table ${sql.join(defaults)} in access exclusive mode`.execute(trx);
+        for (const { table, key } of [family.lead, family.child]) {
+          const name = sql.table(`${table}_${suffix}`);
+          const inRange = sql`${sql.id(key)} >= ${from} and ${sql.id(key)} < ${to}`;
+          // Made beside the table and attached (CREATE … PARTITION OF would hold the whole table).
+          // Keys of the period the default partition took (a clock ahead, a period made late)
+          // move into it first: periods stay contiguous.
+          await sql`create table ${name} (like ${sql.table(table)} including defaults)`.execute(trx);
+          await sql`insert into ${name} select * from only ${sql.table(`${table}_default`)} where ${inRange}`.execute(trx);
+          await sql`delete from only ${sql.table(`${table}_default`)} where ${inRange}`.execute(trx);
+          await sql`alter table ${sql.table(table)} attach partition ${name} for values from (${sql.lit(from)}) to (${sql.lit(to)})`.execute(trx);
         }
       });
     } catch (error) {
-      if (isLockTimeout(error)) return made; // the next run makes it: a whole period ahead is made
+      // Busy past the lock timeout, or made meanwhile by another process: the next run sees.
+      if (isLockTimeout(error) || isDuplicateTable(error)) return made;
       throw error;
     }
     made.push(`${family.lead.table}_${suffix}`, `${family.child.table}_${suffix}`);
-    // Empty, analyzed: else the planner takes it for ten pages of rows until autovacuum sees it change.
+    // Analyzed: else the planner takes an empty one for ten pages of rows until autovacuum sees it change.
     for (const { table } of [family.lead, family.child]) await sql`analyze ${sql.table(`${table}_${suffix}`)}`.execute(db);
   }
 }
@@ -139,6 +144,17 @@ export interface DroppedPeriod {
   partitions: [string, string];
   /** Rows dropped: the lead's and the child's. */
   rows: [number, number];
+}
+
+/**
+ * Where the batched purge of the operator's retention stops for this family: the start of its
+ * oldest period not yet ended at `cutoff` (its rows go with it, a period later). Undefined: no
+ * such period (then the cutoff alone bounds it). The first partition (`…_before`, the table as
+ * it was before 0028) is no period: its rows past retention are purged in batches.
+ */
+export async function batchedPurgeBelow(db: Db, family: Family, cutoff: number): Promise<string | undefined> {
+  const bound = family.bound(cutoff);
+  return (await partitionsOf(db, family.lead.table)).find((partition) => !partition.isDefault && partition.from !== undefined && (partition.to === undefined || partition.to > bound))?.from;
 }
 
 /** The family's periods that ended before `cutoff` (their upper bound at or below the cutoff's), oldest first. */
@@ -182,10 +198,13 @@ export async function dropPeriod(
   try {
     const dropped = await db.transaction().execute(async (trx) => {
       await sql`set local lock_timeout = ${sql.lit(LOCK_TIMEOUT)}`.execute(trx);
-      // No write reaches the period from here. A write that committed since the read above could
-      // have put work in flight again (a late status report queues a webhook; a delivery sent
-      // again is due): looked for once more, through the queues' small partial indexes.
-      await sql`lock table ${sql.table(period.name)}, ${sql.table(child.name)} in access exclusive mode`.execute(trx);
+      // DROP holds both tables whole (the parents and their default partitions too); taken first,
+      // in the order every statement takes them (the table, then its partitions), so the drop
+      // waits its turn instead of locking against them. No write reaches the period from here.
+      // A write that committed since the read above could have put work in flight again (a late
+      // status report queues a webhook; a delivery sent again is due): looked for once more,
+      // through the queues' small partial indexes.
+      await sql`lock table ${sql.table(family.lead.table)}, ${sql.table(family.child.table)} in access exclusive mode`.execute(trx);
       if (await holdsWorkInFlight(trx, family, period)) return false;
       if (family.name === 'messages') {
         // Rows about the period's messages outside the family: their replies (few).
@@ -217,6 +236,11 @@ async function holdsWorkInFlight(db: Db, family: Family, period: Partition): Pro
   let pending = db.selectFrom('webhook_deliveries').select('message_id').where('due_at', 'is not', null).where('message_id', '<', to!);
   if (from !== undefined) pending = pending.where('message_id', '>=', from);
   return (await pending.limit(1).execute()).length > 0;
+}
+
+/** PostgreSQL's duplicate_table: a partition of that name exists. */
+function isDuplicateTable(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '42P07';
 }
 
 /** PostgreSQL's lock_not_available: a lock not granted within lock_timeout. */

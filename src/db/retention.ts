@@ -48,7 +48,15 @@ export interface PassBounds {
   /** Only this project's rows; undefined: every project's. */
   projectId?: string;
   limit: number;
+  /**
+   * Only ids below this one (PostgreSQL): the rows of periods not yet ended are left to their
+   * period's drop (db/partitions.ts). Undefined: every id before the cutoff.
+   */
+  idsBelow?: string;
 }
+
+/** The lower of a cutoff's id bound and the pass's own limit. */
+const below = (bound: string, idsBelow: string | undefined) => (idsBelow !== undefined && idsBelow < bound ? idsBelow : bound);
 
 const rows = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
 
@@ -71,7 +79,7 @@ export async function purgeMessagesStep(db: Db, bounds: PassBounds): Promise<Ste
   let candidates = db
     .selectFrom('messages')
     .select(['id', 'status', 'due_at', 'lease_expires_at', 'updated_at'])
-    .where('id', '<', idLowerBound('msg', bounds.cutoff))
+    .where('id', '<', below(idLowerBound('msg', bounds.cutoff), bounds.idsBelow))
     .where('id', '>', bounds.after);
   if (bounds.projectId !== undefined) candidates = candidates.where('project_id', '=', bounds.projectId);
   const found = await candidates.orderBy('id').limit(bounds.limit).execute();
@@ -153,7 +161,7 @@ export async function purgeDeliveriesStep(db: Db, bounds: PassBounds & { project
     .selectFrom('webhook_deliveries')
     .select(['id', 'due_at', 'updated_at'])
     .where('project_id', '=', bounds.projectId)
-    .where('id', '<', deliveryIdBound(db, uuid7LowerBound(bounds.cutoff)).bound as string)
+    .where('id', '<', below(deliveryIdBound(db, uuid7LowerBound(bounds.cutoff)).bound as string, bounds.idsBelow))
     .where('id', '>', storedDeliveryId(db, bounds.after) as string)
     .orderBy('id')
     .limit(bounds.limit)

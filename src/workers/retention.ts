@@ -25,7 +25,7 @@ import {
   takePurgeLease,
   vacuumStep,
 } from '../db/retention.ts';
-import { dropPeriod, FAMILIES, hasTimePartitions, makePeriodsAhead, periodFor, periodsEndedBefore } from '../db/partitions.ts';
+import { batchedPurgeBelow, dropPeriod, FAMILIES, hasTimePartitions, makePeriodsAhead, periodFor, periodsEndedBefore } from '../db/partitions.ts';
 import { deleteStaleLinks } from '../db/recipientLinks.ts';
 import { expireCosts } from '../db/messageCosts.ts';
 import type { WorkerDeps } from './deps.ts';
@@ -108,6 +108,7 @@ export function startPurgeRun(
     // the batched passes below then find only what a period kept, the default partition's rows
     // and every project's shorter retention. Periods ahead are made by the wall clock, which
     // makes the ids.
+    const idsBelow: { messages?: string; webhook_deliveries?: string } = {};
     if (hasTimePartitions(db)) {
       for (const family of FAMILIES) {
         const retentionMs = family.name === 'messages' ? retention.messagesMs : retention.webhookDeliveriesMs;
@@ -117,6 +118,8 @@ export function startPurgeRun(
           if (dropped === undefined) continue;
           yield { pass: 'partitions', deleted: { [family.lead.table]: dropped.rows[0], [family.child.table]: dropped.rows[1] }, scanned: dropped.rows[0] };
         }
+        const limit = await batchedPurgeBelow(db, family, now - retentionMs);
+        if (limit !== undefined) idsBelow[family.name] = limit;
       }
     }
 
@@ -131,11 +134,15 @@ export function startPurgeRun(
       },
     };
     for await (const scope of purgeScopes(db, own, cutoffs, PROJECTS_PER_COUNTS_STEP)) {
+      // The operator's retention leaves the rows of periods not yet ended to their drop; a
+      // project's shorter one is purged in batches wherever its rows are.
       if (scope.pass === 'messages') {
-        yield* pass('messages', (b) => unsynced((db) => purgeMessagesStep(db, b)), scope.cutoff, scope.projectId);
+        const limit = scope.cutoff === messagesCutoff ? idsBelow.messages : undefined;
+        yield* pass('messages', (b) => unsynced((db) => purgeMessagesStep(db, { ...b, idsBelow: limit })), scope.cutoff, scope.projectId);
       } else {
         const { projectId } = scope;
-        yield* pass('webhook_deliveries', (b) => unsynced((db) => purgeDeliveriesStep(db, { ...b, projectId })), scope.cutoff, projectId);
+        const limit = scope.cutoff === deliveriesCutoff ? idsBelow.webhook_deliveries : undefined;
+        yield* pass('webhook_deliveries', (b) => unsynced((db) => purgeDeliveriesStep(db, { ...b, projectId, idsBelow: limit })), scope.cutoff, projectId);
       }
     }
     yield* pass('batches', (b) => unsynced((db) => purgeBatchesStep(db, b)), messagesCutoff);

@@ -132,7 +132,7 @@ for (const kind of databaseKinds().filter((k) => k === 'postgres')) {
       });
     });
 
-    it('stores a row in its period’s partition, and a key no period covers in the default one, which later periods leave alone', async () => {
+    it('stores a row in its period’s partition, and a key no period covers yet in the default one, until its period is made', async () => {
       await withMigratedDatabase(kind, async (database) => {
         await insertProject(database.db, testProjectRow('proj_a'));
         await makeTwoPeriods(database);
@@ -146,12 +146,15 @@ for (const kind of databaseKinds().filter((k) => k === 'postgres')) {
         const far = tomorrow() + 20 * DAY_MS + 3_600_000;
         const stray = await insertMessage(database, far);
         assert.equal(await partitionOf(database, 'messages', 'id', stray.id), 'messages_default');
-        // When the periods reach it, the one that would hold it starts above it.
-        await makePeriodsAhead(database.db, MESSAGES, far + DAY_MS, PERIOD);
-        assert.equal(await partitionOf(database, 'messages', 'id', stray.id), 'messages_default');
+        // When the periods reach it, it moves into its period, with its events; the periods stay contiguous.
+        await makePeriodsAhead(database.db, MESSAGES, far, PERIOD);
+        assert.equal(await partitionOf(database, 'messages', 'id', stray.id), `messages_${day(far)}`);
+        assert.equal(await partitionOf(database, 'message_events', 'message_id', stray.id), `message_events_${day(far)}`);
+        assert.equal(await stored(database, 'message_events', 'message_id', stray.id), 2);
+        const periods = (await partitionsOf(database.db, 'messages')).filter((p) => !p.isDefault);
+        for (let i = 1; i < periods.length; i++) assert.equal(periods[i]!.from, periods[i - 1]!.to);
         const after = await insertMessage(database, far + 60_000);
         assert.equal(await partitionOf(database, 'messages', 'id', after.id), `messages_${day(far)}`);
-        assert.equal(await stored(database, 'messages', 'id', stray.id), 1);
       });
     });
 
@@ -185,6 +188,26 @@ for (const kind of databaseKinds().filter((k) => k === 'postgres')) {
         assert.equal(await stored(database, 'message_replies', 'message_id', young.id), 1);
         // Nothing was left for the batched purge of messages.
         assert.equal(totalPurged(steps.filter((step) => step.pass === 'messages')).messages ?? 0, 0);
+      });
+    });
+
+    it('leaves the rows of a period not yet ended to its drop, a period later at most; a project’s shorter retention purges them in batches', async () => {
+      await withMigratedDatabase(kind, async (database) => {
+        await insertProject(database.db, testProjectRow('proj_a'));
+        const first = tomorrow();
+        await makeTwoPeriods(database);
+        const message = await insertMessage(database, first + 1_000);
+        // Past the operator's retention, but its period (the first day) has not ended at the cutoff.
+        const now = first + RETENTION.messagesMs + 12 * 3_600_000;
+        const { steps } = await purgeNow(database, RETENTION, now);
+        assert.equal(await stored(database, 'messages', 'id', message.id), 1, 'kept for its period’s drop');
+        assert.equal(totalPurged(steps).messages ?? 0, 0);
+
+        await database.db.updateTable('projects').set({ message_retention_ms: 2 * DAY_MS }).where('id', '=', 'proj_a').execute();
+        const own = await purgeNow(database, RETENTION, now);
+        assert.equal(await stored(database, 'messages', 'id', message.id), 0, 'the project’s own retention, in batches');
+        assert.equal(totalPurged(own.steps.filter((step) => step.pass === 'messages')).messages, 1);
+        assert.equal(await exists(database, `messages_${day(first)}`), true, 'the period itself stays until it ends');
       });
     });
 

@@ -21,21 +21,30 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 // Cost: the catalogue changes, and one read of each table under its lock; run it on a big
 // database when it is quiet. SQLite: nothing to do (its purge stays bounded batches).
 
-const TABLES = [
-  { table: 'messages', key: 'id', bound: (ms: number) => `msg_${ulidTime(ms)}` },
-  { table: 'message_events', key: 'message_id', bound: (ms: number) => `msg_${ulidTime(ms)}` },
-  { table: 'webhook_deliveries', key: 'id', bound: uuid7Time },
-  { table: 'webhook_attempts', key: 'delivery_id', bound: uuid7Time },
+const FAMILIES = [
+  { tables: [{ table: 'messages', key: 'id' }, { table: 'message_events', key: 'message_id' }], bound: (ms: number) => `msg_${ulidTime(ms)}` },
+  { tables: [{ table: 'webhook_deliveries', key: 'id' }, { table: 'webhook_attempts', key: 'delivery_id' }], bound: uuid7Time },
 ] as const;
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
   const day = 86_400_000;
   const tomorrow = (Math.floor(Date.now() / day) + 1) * day;
-  for (const { table, key, bound } of TABLES) await partition(db, table, key, bound(tomorrow));
+  for (const { tables, bound } of FAMILIES) {
+    // Held until the migration commits: no key is written between the bound's read and the attach.
+    await sql`lock table ${sql.table(tables[0].table)}, ${sql.table(tables[1].table)} in access exclusive mode`.execute(db);
+    // One bound for the table and its children (they share their periods): above every key
+    // either holds, made by whatever clock.
+    let before = bound(tomorrow);
+    for (const { table, key } of tables) {
+      const newest = (await sql<{ key: string | null }>`select max(${sql.id(key)}) as key from ${sql.table(table)}`.execute(db)).rows[0]?.key;
+      if (newest !== null && newest !== undefined && newest >= before) before = `${newest}0`;
+    }
+    for (const { table, key } of tables) await partition(db, table, key, before);
+  }
 }
 
-async function partition(db: Kysely<unknown>, table: string, key: string, tomorrow: string): Promise<void> {
+async function partition(db: Kysely<unknown>, table: string, key: string, before: string): Promise<void> {
   const indexes = (
     await sql<{ name: string; definition: string }>`
       select indexname as name, indexdef as definition from pg_indexes
@@ -46,11 +55,7 @@ async function partition(db: Kysely<unknown>, table: string, key: string, tomorr
       select conname as name, pg_get_constraintdef(oid) as definition from pg_constraint
       where conrelid = ${table}::regclass and contype in ('p', 'u', 'f')`.execute(db)
   ).rows;
-  let before = tomorrow;
   const constraintNames = new Set(constraints.map((constraint) => constraint.name));
-  // Every key the table holds, made by whatever clock, stays below the bound.
-  const newest = (await sql<{ key: string | null }>`select max(${sql.id(key)}) as key from ${sql.table(table)}`.execute(db)).rows[0]?.key;
-  if (newest !== null && newest !== undefined && newest >= before) before = `${newest}0`;
   const old = `${table}_before`;
   await sql`alter table ${sql.table(table)} rename to ${sql.table(old)}`.execute(db);
   for (const { name } of constraints) {
