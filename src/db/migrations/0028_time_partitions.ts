@@ -20,7 +20,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 // PostgreSQL attaches the partition's equivalent indexes rather than building them again.
 // Cost: the catalogue changes, and reads of each table under its lock (its newest key; the
 // attach's check of the bound): 1.9 s on a database of 300,000 messages (2.1 million rows in the
-// four tables, 897 MB), the service's writes to the four tables waiting meanwhile. SQLite: nothing to do (its purge stays bounded batches).
+// four tables, 897 MB), every statement on the four tables waiting meanwhile. SQLite: nothing to do (its purge stays bounded batches).
 
 const FAMILIES = [
   { tables: [{ table: 'messages', key: 'id' }, { table: 'message_events', key: 'message_id' }], bound: (ms: number) => `msg_${ulidTime(ms)}` },
