@@ -9,6 +9,7 @@ import { readHourlyCounts } from '../../src/db/messageCounts.ts';
 import { readCosts } from '../../src/db/messageCosts.ts';
 import { listReconciliations } from '../../src/db/costReconciliations.ts';
 import { listMessageEvents, listMessages, type MessageFilter, type MessageRow } from '../../src/db/messages.ts';
+import { FAMILIES, holdsWorkInFlight, partitionsOf } from '../../src/db/partitions.ts';
 import {
   claimWebhookDeliveries,
   type DeliveryFilter,
@@ -222,6 +223,29 @@ for (const kind of databaseKinds()) {
       // project's head through its queue index and, for each candidate, look for an earlier event
       // of the same message through that message's index — never walk the project's pending rows.
       await assertClaimWalks(explaining, database, BACKLOGGED, timeOf(SHAPE.messages + 1));
+    });
+
+    // PostgreSQL's time partitions (db/partitions.ts): before a period is dropped, and again under
+    // the drop's lock, its work in flight is looked for through the queues' partial indexes, which
+    // hold only due rows: never a walk of the period's rows or of its messages' deliveries. The
+    // seed is in the first partition, a period like any other for this.
+    it('a period’s drop: its work in flight through the queues’ partial indexes', async (t) => {
+      if (kind !== 'postgres') return t.skip('SQLite has no time partitions');
+      for (const family of FAMILIES) {
+        const period = (await partitionsOf(database.db, family.lead.table)).find((partition) => partition.from === undefined)!;
+        const plans = await one((db) => holdsWorkInFlight(db, family, period));
+        assert.equal(plans.length, family.name === 'messages' ? 2 : 1);
+        const queues = ['messages_queue', 'webhook_deliveries_queue', 'webhook_deliveries_due_by_id'];
+        for (const recorded of plans) {
+          const description = `${recorded.sql}\n  plan: ${describePlan(recorded.plan)}`;
+          const reads = planNodes(recorded.plan as PlanNode).filter((node) => BIG_TABLES.includes(node['Relation Name'] ?? '') && !node['Node Type'].startsWith('Empty'));
+          assert.ok(reads.length > 0, description);
+          for (const read of reads) {
+            const indexes = read['Node Type'] === 'Bitmap Heap Scan' ? planNodes(read).map((node) => node['Index Name']).filter(Boolean) : [read['Index Name']];
+            assert.ok(indexes.length > 0 && indexes.every((index) => queues.includes(index ?? '')), `through a queue's index: ${description}`);
+          }
+        }
+      }
     });
 
     it('a delivery’s body rebuilt from its event: each event by its message’s index, each message by its key', async () => {
