@@ -15,6 +15,7 @@ import { runLoad } from './load.ts';
 import { sleep, stopAll, waitUntil } from './processes.ts';
 import { createSender, startSvc } from './svc.ts';
 import { prefixedIdBytes } from '../test/support/bulkSeed.ts';
+import { FAMILIES } from '../src/db/partitions.ts';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const CONNECTIONS = 64;
@@ -87,16 +88,7 @@ async function seedDay(database: BenchDatabase, projectId: string, templateId: s
  */
 async function dailyPartitionsSince(database: BenchDatabase, days: number): Promise<void> {
   const midnight = Math.floor(Date.now() / DAY) * DAY;
-  const families = [
-    { tables: ['messages', 'message_events'], bound: (ms: number) => `msg_${encodeTime(ms)}` },
-    {
-      tables: ['webhook_deliveries', 'webhook_attempts'],
-      bound: (ms: number) => {
-        const hex = ms.toString(16).padStart(12, '0');
-        return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
-      },
-    },
-  ];
+  const families = FAMILIES.map((family) => ({ tables: [family.lead.table, family.child.table], bound: family.bound }));
   await database.transaction(async (run) => {
     for (const { tables, bound } of families) {
       for (const table of tables) {
