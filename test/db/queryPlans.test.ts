@@ -227,8 +227,10 @@ for (const kind of databaseKinds()) {
 
     // PostgreSQL's time partitions (db/partitions.ts): before a period is dropped, and again under
     // the drop's lock, its work in flight is looked for through the queues' partial indexes, which
-    // hold only due rows: never a walk of the period's rows or of its messages' deliveries. The
-    // seed is in the first partition, a period like any other for this.
+    // hold only due rows, or (the pending deliveries about its messages) through the index by
+    // message within the period's range of message ids — deliveries the shorter delivery
+    // retention has mostly removed by the time the period ends: never a walk of the period's
+    // rows. The seed is in the first partition (at a million, also in the default one).
     it('a period’s drop: its work in flight through the queues’ partial indexes', async (t) => {
       if (kind !== 'postgres') return t.skip('SQLite has no time partitions');
       for (const family of FAMILIES) {
@@ -242,7 +244,8 @@ for (const kind of databaseKinds()) {
           assert.ok(reads.length > 0, description);
           for (const read of reads) {
             const indexes = read['Node Type'] === 'Bitmap Heap Scan' ? planNodes(read).map((node) => node['Index Name']).filter(Boolean) : [read['Index Name']];
-            assert.ok(indexes.length > 0 && indexes.every((index) => queues.includes(index ?? '')), `through a queue's index: ${description}`);
+            const byPeriodMessages = read['Index Name'] === 'webhook_deliveries_by_message' && /message_id </.test(read['Index Cond'] ?? '');
+            assert.ok(byPeriodMessages || (indexes.length > 0 && indexes.every((index) => queues.includes(index ?? ''))), `through a queue's index: ${description}`);
           }
         }
       }
